@@ -1,0 +1,140 @@
+"""Compose ``conf/`` with Hydra's Compose API and validate it into typed objects.
+
+Parse -> validate -> build: Hydra merges the YAML options over the structured
+schemas of :mod:`lego_build.flow.schema` (unknown keys and wrong types fail here),
+``OmegaConf.to_object`` runs the value checks, and stages receive a
+:class:`~lego_build.flow.schema.LegoConfig` of plain dataclasses.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Iterable
+
+from .schema import GROUPS, SCHEMAS, ConfigError, LegoConfig
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+_registered = False
+
+
+def _register() -> None:
+    global _registered
+    if _registered:
+        return
+    from hydra.core.config_store import ConfigStore
+
+    cs = ConfigStore.instance()
+    cs.store(name="base_config", node=LegoConfig)
+    for group, name, schema in SCHEMAS:
+        cs.store(group=group, name=name, node=schema)
+    _registered = True
+
+
+def available_options(group: str, conf_dir: Path = CONF_DIR) -> list[str]:
+    """Preset names of a config group (the YAML files in ``conf/<group>/``)."""
+    return sorted(p.stem for p in (conf_dir / group).glob("*.yaml"))
+
+
+def _chain_text(exc: BaseException) -> str:
+    parts, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        parts.append(str(exc))
+        exc = exc.__cause__ or exc.__context__
+    return "\n".join(parts)
+
+
+def _one_line(exc: BaseException, overrides: list[str], conf_dir: Path) -> str:
+    """Turn a Hydra/OmegaConf exception into one line that names the key."""
+    text = _chain_text(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    missing = re.search(r"Could not find '([\w]+)/([^']+)'", text)
+    if missing:
+        group, option = missing.groups()
+        return (
+            f"{group}={option}: unknown {group} preset; choose one of: "
+            f"{', '.join(available_options(group, conf_dir))}"
+        )
+    full_key = re.search(r"full_key:\s*(\S+)", text)
+    if re.search(r"Key '[^']+' not in", text):
+        return f"{full_key.group(1) if full_key else first}: unknown config key (check the spelling)"
+    converted = re.search(r"Value '([^']*)' of type '\w+' could not be converted to (\w+)", text)
+    if converted and full_key:
+        return f"{full_key.group(1)}={converted.group(1)}: expected a value of type {converted.group(2)}"
+    if full_key:
+        return f"{full_key.group(1)}: {first}"
+    parse = re.search(r"Error parsing override '([^']*)'", text)
+    if parse:
+        return f"cannot parse override {parse.group(1)!r}: write key=value, e.g. arch.rows=8"
+    return first
+
+
+def _reject_extra_keys(node: Any, schema: Any, path: str) -> None:
+    """Hydra lets ``+group.key=v`` append keys; a schema-checked tool must not."""
+    from dataclasses import fields, is_dataclass
+
+    from omegaconf import DictConfig
+
+    if not (isinstance(node, DictConfig) and is_dataclass(schema)):
+        return
+    known = {f.name: f for f in fields(schema)}
+    for key in node.keys():
+        if key not in known:
+            raise ConfigError(f"{path}.{key}: unknown config key (check the spelling)")
+        value = getattr(schema, key, None)
+        if is_dataclass(value):
+            _reject_extra_keys(node[key], value, f"{path}.{key}")
+
+
+def compose(overrides: Iterable[str] = (), conf_dir: Path = CONF_DIR) -> LegoConfig:
+    """Compose and validate the config; raises :class:`ConfigError` with a one-line message."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    _register()
+    overrides = list(overrides)
+    if GlobalHydra.instance().is_initialized():
+        GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
+            cfg = hydra_compose(config_name="config", overrides=overrides)
+        for group in GROUPS:
+            _reject_extra_keys(cfg[group], OmegaConf.get_type(cfg[group])(), group)
+        obj = OmegaConf.to_object(cfg)
+    except ConfigError:
+        raise
+    except Exception as exc:  # Hydra and OmegaConf raise many types; all are config errors here
+        nested = exc.__cause__ or exc.__context__
+        if isinstance(nested, ConfigError):
+            raise ConfigError(str(nested)) from None
+        raise ConfigError(_one_line(exc, overrides, conf_dir)) from None
+    assert isinstance(obj, LegoConfig)
+    return obj
+
+
+def group_slice(cfg: LegoConfig, group: str) -> dict[str, Any]:
+    """The plain-dict slice of one group (what a stage's up-to-date check hashes)."""
+    if group not in GROUPS:
+        raise KeyError(group)
+    return asdict(getattr(cfg, group))
+
+
+def config_hash(cfg: LegoConfig, groups: Iterable[str]) -> str:
+    payload = {g: group_slice(cfg, g) for g in groups}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def design_id(cfg: LegoConfig) -> str:
+    """``<arch>-<workload>-<hash8>``: the hash covers the arch and workload groups.
+
+    The design directory identifies the hardware and the workload it runs; the
+    mapper, optimizer and target settings are tracked per stage inside it, so a
+    change of ``target.*`` re-runs only the stages that read it.
+    """
+    return f"{cfg.arch.name}-{cfg.workload.name}-{config_hash(cfg, ('arch', 'workload'))[:8]}"

@@ -1,0 +1,65 @@
+"""The pipeline as data: each stage, the config groups it reads, its files.
+
+``dodo.py`` turns this table into doit tasks; tests and notebooks call
+:func:`run_stage` directly. Paths are relative to the design directory
+``out/<design-id>/``. A stage function is ``fn(cfg: LegoConfig, design_dir: Path) -> None``
+and writes its outputs atomically (:mod:`lego_build.flow.atomic`).
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .schema import LegoConfig
+
+
+class StageError(RuntimeError):
+    """A stage cannot proceed on this design; the message is one line and says what to change."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    groups: tuple[str, ...]  # config slices its up-to-date check covers
+    inputs: tuple[str, ...]  # artifacts it reads (file_dep)
+    outputs: tuple[str, ...]  # artifacts it writes (targets)
+    func: str  # "module:function", imported when the stage runs
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("analyze", ("workload",), (), ("analysis.json",), "lego_build.analysis.stage:run"),
+    Stage("map", ("workload", "arch", "mapper"), ("analysis.json",), ("mapping.json",), "lego_build.mapping.stage:run"),
+    Stage("graph", ("workload", "arch"), (), ("adg.json", "adg.dot"), "lego_build.frontend.stage:run"),
+    Stage("optimize", ("optimizer",), ("adg.json",), ("dag.json", "passes.json"), "lego_build.backend.stage:run"),
+    Stage("emit", ("target",), ("dag.json",), ("rtl/lego_top.v", "rtl/filelist.f"), "lego_build.emit.stage:run"),
+    Stage(
+        "simulate",
+        ("workload", "target"),
+        ("rtl/lego_top.v", "dag.json", "mapping.json"),
+        ("sim/result.json",),
+        "lego_build.sim.stage:run",
+    ),
+    Stage(
+        "report",
+        (),
+        ("analysis.json", "mapping.json", "adg.json", "passes.json", "sim/result.json"),
+        ("report.md", "summary.json"),
+        "lego_build.report.stage:run",
+    ),
+)
+STAGE_BY_NAME = {s.name: s for s in STAGES}
+
+
+def run_stage(name: str, cfg: LegoConfig, design_dir: Path) -> None:
+    """Run one stage on ``design_dir`` (created if needed)."""
+    stage = STAGE_BY_NAME[name]
+    module, func = stage.func.split(":")
+    design_dir = Path(design_dir)
+    design_dir.mkdir(parents=True, exist_ok=True)
+    getattr(importlib.import_module(module), func)(cfg, design_dir)
+
+
+def run_all(cfg: LegoConfig, design_dir: Path) -> None:
+    for stage in STAGES:
+        run_stage(stage.name, cfg, design_dir)

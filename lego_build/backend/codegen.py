@@ -1,0 +1,95 @@
+"""ADG -> DAG translation (seed 004 §5.1), rule based.
+
+Rules: each input-tensor data node becomes a buffer-bank read (``L=1``) addressed
+by the tensor's address generator; every FU gets one *pin* per input tensor fed
+by its parent in the tensor's forest or by its read port; the MAC FU opens into a
+multiplier (``L=1``) and an accumulator (``L=1``) reset by the controller's
+``first`` signal; each output data node becomes a bank write enabled by the
+controller's ``commit``. The MAC accumulates in place, so this translation needs
+an output-stationary dataflow (no output links); others are refused with a reason.
+"""
+from __future__ import annotations
+
+from math import ceil, log2
+
+from lego_build.flow.stages import StageError
+from lego_build.ir.adg import ADG
+from lego_build.ir.dag import DAG, BufferSpec, Edge, Node
+
+
+def addr_bits(depth: int) -> int:
+    return max(1, ceil(log2(depth)))
+
+
+def fu_name(s: tuple[int, ...]) -> str:
+    return "_".join(str(v) for v in s)
+
+
+def build_dag(adg: ADG) -> DAG:
+    if adg.fu != "mac":
+        raise StageError(f"arch.fu={adg.fu!r}: only the MAC FU is generated so far")
+    inputs = [n for n in adg.nets if n.role == "in"]
+    (output,) = [n for n in adg.nets if n.role == "out"]
+    if len(inputs) != 2:
+        raise StageError(f"kernel {adg.kernel}: the MAC FU needs exactly two input tensors, got {len(inputs)}")
+    if output.links:
+        raise StageError(
+            f"arch.spatial={list(adg.spatial)}: unrolls a reduction dim ({', '.join(adg.reduction_dims)}); "
+            "the generated FU accumulates in place, so choose an output-stationary dataflow"
+        )
+    aw = addr_bits(adg.buffer_depth)
+    buffers = tuple(
+        BufferSpec(n.tensor, n.role, n.bits, len(n.ports), adg.buffer_depth, aw) for n in adg.nets
+    )
+    nodes: list[Node] = [Node("ctrl", "ctrl", 0, 1)]
+    edges: list[Edge] = []
+    for net in adg.nets:
+        nodes.append(Node(f"agen_{net.tensor}", "agen", 0, aw, (("tensor", net.tensor),)))
+    for net in inputs:
+        parent = {link.dst: link.src for link in net.links}
+        for lane, s in enumerate(net.ports):
+            rd = f"rd_{net.tensor}_{lane}"
+            nodes.append(Node(rd, "read", 1, net.bits, (("lane", str(lane)), ("tensor", net.tensor))))
+            edges.append(Edge(f"agen_{net.tensor}", "addr", rd, "addr", aw))
+        lane_of = {s: lane for lane, s in enumerate(net.ports)}
+        for s in adg.fus:
+            pin = f"pin_{net.tensor}_{fu_name(s)}"
+            nodes.append(Node(pin, "pin", 0, net.bits, (("tensor", net.tensor),)))
+            if s in lane_of:
+                edges.append(Edge(f"rd_{net.tensor}_{lane_of[s]}", "data", pin, "in", net.bits))
+            elif s in parent:
+                edges.append(Edge(f"pin_{net.tensor}_{fu_name(parent[s])}", "out", pin, "in", net.bits))
+            else:
+                raise StageError(f"tensor {net.tensor}: FU {s} has neither a link nor a data node")
+    a, b = inputs
+    for s in adg.fus:
+        f = fu_name(s)
+        # widths start conservative (accumulator wide); the bitwidth pass narrows them
+        nodes.append(Node(f"mul_{f}", "mul", 1, adg.acc_bits))
+        nodes.append(Node(f"acc_{f}", "acc", 1, adg.acc_bits))
+        edges += [
+            Edge(f"pin_{a.tensor}_{f}", "out", f"mul_{f}", "a", a.bits),
+            Edge(f"pin_{b.tensor}_{f}", "out", f"mul_{f}", "b", b.bits),
+            Edge(f"mul_{f}", "p", f"acc_{f}", "p", adg.acc_bits),
+            Edge("ctrl", "first", f"acc_{f}", "first", 1),
+        ]
+    for lane, s in enumerate(output.ports):
+        wr = f"wr_{output.tensor}_{lane}"
+        nodes.append(Node(wr, "write", 0, output.bits, (("lane", str(lane)), ("tensor", output.tensor))))
+        edges += [
+            Edge(f"acc_{fu_name(s)}", "y", wr, "data", adg.acc_bits),
+            Edge(f"agen_{output.tensor}", "addr", wr, "addr", aw),
+            Edge("ctrl", "commit", wr, "we", 1),
+        ]
+    anchors = tuple((f"mul_{fu_name(s)}", adg.t_bias(s)) for s in adg.fus)
+    reduction = len(adg.reduction_dims)
+    return DAG(
+        shape=adg.shape,
+        levels=len(adg.dims),
+        reduction_levels=reduction,
+        counter_bits=max(16, aw),
+        buffers=buffers,
+        nodes=tuple(nodes),
+        edges=tuple(edges),
+        anchors=anchors,
+    )

@@ -1,0 +1,87 @@
+"""Delay matching: seed 004 §5.2, eq. 5.1-5.2, and the greedy baseline of fig. 5-3(b).
+
+Every node ``v`` consumes the data of one controller time step at cycle ``D_v``;
+an edge ``(u, v)`` then needs ``E_uv = D_v - D_u - L_v >= 0`` registers (eq. 5.1).
+The LP minimises ``sum W_uv E_uv`` (eq. 5.2) with PuLP/CBC. Sources (controller
+and address generators) are registers of the time step itself, so ``D = 0``.
+Anchors fix relative FU timing from the control flow: FU ``s`` runs ``s·c``
+cycles after FU 0 (eq. 3.6), which is what turns broadcasts into systolic
+forwarding. The constraint matrix is a network matrix, so the LP optimum is
+integral; variables are declared integer anyway.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from lego_build.flow.stages import StageError
+from lego_build.ir.dag import DAG
+
+from . import Pass
+from .bitwidth import _topological
+
+
+def _sources(dag: DAG) -> list[str]:
+    return [n.name for n in dag.nodes if n.kind in ("ctrl", "agen")]
+
+
+def greedy_schedule(dag: DAG) -> dict[str, int]:
+    """ASAP in topological order, then lift each anchor group to its common base; repeat to a fixpoint."""
+    order = _topological(dag)
+    lat = {n.name: n.latency for n in dag.nodes}
+    preds: dict[str, list[str]] = {n.name: [] for n in dag.nodes}
+    for e in dag.edges:
+        preds[e.dst].append(e.src)
+    anchors = dict(dag.anchors)
+    lower = {n.name: 0 for n in dag.nodes}
+    while True:
+        d: dict[str, int] = {}
+        for node in order:
+            ready = max((d[u] for u in preds[node.name]), default=-lat[node.name])
+            d[node.name] = max(lower[node.name], ready + lat[node.name]) if preds[node.name] else 0
+        base = max((d[v] - off for v, off in anchors.items()), default=0)
+        changed = False
+        for v, off in anchors.items():
+            if lower[v] < base + off:
+                lower[v] = base + off
+                changed = True
+        if not changed:
+            return d
+
+
+def lp_schedule(dag: DAG, time_limit_s: float) -> tuple[dict[str, int], float]:
+    import pulp
+
+    lat = {n.name: n.latency for n in dag.nodes}
+    prob = pulp.LpProblem("delay_matching", pulp.LpMinimize)
+    var = {n.name: pulp.LpVariable(f"D_{i}", lowBound=0, cat="Integer") for i, n in enumerate(dag.nodes)}
+    prob += pulp.lpSum(e.width * (var[e.dst] - var[e.src] - lat[e.dst]) for e in dag.edges)
+    for i, e in enumerate(dag.edges):
+        prob += var[e.dst] - var[e.src] >= lat[e.dst], f"e{i}"
+    for name in _sources(dag):
+        prob += var[name] == 0, f"src_{name}"
+    anchors = list(dag.anchors)
+    if anchors:
+        ref, ref_off = anchors[0]
+        for name, off in anchors[1:]:
+            prob += var[name] - var[ref] == off - ref_off, f"anchor_{name}"
+    status = prob.solve(pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s))
+    if pulp.LpStatus[status] != "Optimal":
+        raise StageError(
+            f"delay-matching LP ended {pulp.LpStatus[status]!r}; raise optimizer.time_limit_s or use optimizer=greedy"
+        )
+    return {n: int(round(v.value())) for n, v in var.items()}, float(pulp.value(prob.objective))
+
+
+def run(dag: DAG, cfg) -> DAG:
+    if cfg.delay_matching == "greedy":
+        schedule = greedy_schedule(dag)
+    else:
+        schedule, _ = lp_schedule(dag, cfg.time_limit_s)
+    out = dag.with_delays(schedule)
+    bad = [e for e in out.edges if e.delay < 0]
+    if bad:
+        raise StageError(f"delay matching produced a negative delay on {bad[0].src}->{bad[0].dst}")
+    return replace(out, passes=out.passes + ("delay_matching",))
+
+
+PASS = Pass("delay_matching", requires=("widths",), provides=("schedule",), run=run)

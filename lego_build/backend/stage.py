@@ -1,0 +1,40 @@
+"""``optimize`` stage: ADG -> DAG, then the pass pipeline -> ``dag.json``, ``passes.json``."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from lego_build.flow.atomic import read_json, write_json
+from lego_build.flow.schema import LegoConfig
+from lego_build.ir.adg import ADG
+from lego_build.ir.serialize import from_jsonable, to_jsonable
+
+from .codegen import build_dag
+from .passes import check_order, pipeline
+from .stats import dag_stats
+
+
+def optimize(adg: ADG, optimizer) -> tuple:
+    dag = build_dag(adg)
+    passes = pipeline()
+    check_order(passes)
+    log = [{"pass": "codegen", **dag_stats(dag)}]
+    seconds = {}
+    for p in passes:
+        start = time.perf_counter()
+        dag = p.run(dag, optimizer)
+        seconds[p.name] = time.perf_counter() - start
+        log.append({"pass": p.name, **dag_stats(dag)})
+    log[-1]["latency"] = dag.latency
+    return dag, log, seconds
+
+
+def run(cfg: LegoConfig, design_dir: Path) -> None:
+    adg = from_jsonable(ADG, read_json(design_dir / "adg.json"))
+    dag, log, seconds = optimize(adg, cfg.optimizer)
+    write_json(design_dir / "dag.json", to_jsonable(dag))
+    write_json(design_dir / "passes.json", {"optimizer": cfg.optimizer.name,
+                                            "delay_matching": cfg.optimizer.delay_matching, "passes": log})
+    timing = ", ".join(f"{k} {v:.2f}s" for k, v in seconds.items())
+    print(f"optimize: {len(dag.nodes)} primitives, {dag.register_bits()} register bits, "
+          f"latency {dag.latency} cycles ({timing})")

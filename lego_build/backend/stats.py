@@ -1,0 +1,17 @@
+"""Resource counts of a DAG, as recorded per pass in ``passes.json``."""
+from __future__ import annotations
+
+from lego_build.ir.dag import DAG
+
+
+def dag_stats(dag: DAG) -> dict[str, int]:
+    kinds = [n.kind for n in dag.nodes]
+    return {
+        "register_bits": dag.register_bits(),
+        "multipliers": kinds.count("mul"),
+        "adders": kinds.count("acc"),
+        "muxes": kinds.count("mux"),
+        "buffer_ports": kinds.count("read") + kinds.count("write"),
+        "nodes": len(dag.nodes),
+        "edges": len(dag.edges),
+    }

@@ -1,0 +1,154 @@
+"""Small helpers for ``dodo.py``: command-line overrides, one-line errors, code hash.
+
+Kept free of heavy imports (no numpy, pulp, veriloggen): ``dodo.py`` imports this
+module every time doit loads, and a no-op build should stay well under two seconds.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+from typing import Iterable, Mapping, NoReturn, Optional
+
+#: Directories (relative to the source root) whose ``*.py`` files form the code hash.
+CODE_DIRS: tuple[str, ...] = ("lego_build", "rtl_templates_free")
+
+#: Exit status for a bad configuration (doit itself uses 1 = task failed, 3 = dodo error).
+CONFIG_ERROR_EXIT = 2
+
+
+def overrides_from_vars(cmdline_vars: Optional[Mapping[str, str]]) -> list[str]:
+    """Turn doit's ``key=value`` command-line variables into Hydra overrides, in order.
+
+    ``cmdline_vars`` is ``doit.doit_cmd._CMDLINE_VARS`` (``None`` when the dodo file
+    is imported outside doit). doit splits each word at the first ``=``, so
+    ``+arch.foo=1`` arrives as ``{"+arch.foo": "1"}`` and is rebuilt unchanged.
+    """
+    if not cmdline_vars:
+        return []
+    return [f"{key}={value}" for key, value in cmdline_vars.items()]
+
+
+def error_line(message: object) -> str:
+    """``error: <message>`` folded onto one line."""
+    text = " ".join(str(message).split())
+    return f"error: {text}"
+
+
+def print_error(message: object) -> None:
+    sys.stdout.flush()
+    sys.stderr.write(error_line(message) + "\n")
+    sys.stderr.flush()
+
+
+def exit_with_error(message: object, code: int = CONFIG_ERROR_EXIT) -> NoReturn:
+    """Print ``error: <message>`` on stderr and end the process with ``code``.
+
+    ``SystemExit`` is not an ``Exception``, so it passes through doit's task loader
+    (which only turns ``Exception`` into a traceback and exit status 3) and the
+    ``sys.exit(DoitMain().run(...))`` of doit's entry point, ending with ``code``.
+    """
+    print_error(message)
+    raise SystemExit(code)
+
+
+def load_config(overrides: Iterable[str]):
+    """Compose + validate; on :class:`ConfigError` print one line and exit 2."""
+    from .config import compose
+    from .schema import ConfigError
+    from .validate import validate
+
+    try:
+        cfg = compose(list(overrides))
+        validate(cfg)
+    except ConfigError as exc:
+        exit_with_error(exc)
+    return cfg
+
+
+def source_root() -> Path:
+    """The directory holding the ``lego_build`` package (the repository in a dev install)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def code_files(root: Path | None = None, dirs: Iterable[str] = CODE_DIRS) -> list[str]:
+    """Sorted POSIX paths, relative to ``root``, of the Python sources that shape the outputs."""
+    root = Path(root) if root is not None else source_root()
+    found: set[str] = set()
+    for d in dirs:
+        base = root / d
+        if not base.is_dir():
+            continue
+        for path in base.rglob("*.py"):
+            rel = path.relative_to(root)
+            if any(part == "__pycache__" or part.startswith(".") for part in rel.parts):
+                continue
+            if path.is_file():
+                found.add(rel.as_posix())
+    return sorted(found)
+
+
+def code_hash(root: Path | None = None, dirs: Iterable[str] = CODE_DIRS) -> str:
+    """sha256 over (relative path, bytes) of every source file; no absolute paths, no mtimes.
+
+    Identical in any checkout of the same commit, so a copied ``out/`` stays up to
+    date, while editing any module re-runs the stages.
+    """
+    root = Path(root) if root is not None else source_root()
+    digest = hashlib.sha256()
+    for rel in code_files(root, dirs):
+        data = (root / rel).read_bytes()
+        digest.update(rel.encode("utf-8") + b"\0")
+        digest.update(str(len(data)).encode("ascii") + b"\0")
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def run_stage_action(name: str, cfg, design_dir: str):
+    """doit python-action: run one stage; a :class:`StageError` becomes one line and a failed task.
+
+    Any other exception is a bug in a stage and propagates (doit shows its traceback).
+    """
+    from doit.exceptions import TaskFailed
+
+    from .stages import StageError, run_stage
+
+    try:
+        run_stage(name, cfg, Path(design_dir))
+    except StageError as exc:
+        print_error(exc)
+        return TaskFailed(f"stage {name} stopped (see the 'error:' line above)")
+    return None
+
+
+def latest_points_at(link: str, target: str) -> bool:
+    """True if ``link`` is a symlink whose text is exactly ``target``."""
+    try:
+        return os.path.islink(link) and os.readlink(link) == target
+    except OSError:
+        return False
+
+
+def point_latest(link: str, target: str) -> None:
+    from .atomic import point_symlink
+
+    point_symlink(Path(link), target)
+
+
+def prune_empty_dirs(top: str) -> None:
+    """clean action: remove directories left empty under ``top`` (and ``top`` itself)."""
+    top_path = Path(top)
+    if not top_path.is_dir() or top_path.is_symlink():
+        return
+    for dirpath, _dirnames, _files in sorted(os.walk(top_path), key=lambda w: -len(Path(w[0]).parts)):
+        try:
+            os.rmdir(dirpath)  # fails (harmlessly) unless empty
+        except OSError:
+            pass
+
+
+def remove_link(link: str) -> None:
+    """clean action for ``out/latest``."""
+    if os.path.islink(link):
+        os.unlink(link)

@@ -1,0 +1,65 @@
+"""Dataflow mapping IR: spatial unrolling ``M_S->I`` and a temporal loop nest ``M_T->I``.
+
+Seed 004 eq. 3.2-3.4: ``i = M_T t + M_S s``. Here every kernel dim ``d`` gets one
+temporal loop; a dim unrolled on array axis ``j`` (extent ``R_j``) iterates tiles,
+so its loop has stride ``R_j`` and ``i_d = R_j * t_d + s_j``. Loops are listed
+outer to inner (the lexicographic order of eq. 3.5).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from .workload import Kernel
+
+
+@dataclass(frozen=True, slots=True)
+class Loop:
+    dim: str
+    bound: int  # trip count
+    stride: int  # iteration step per trip (the spatial extent for tiled dims, else 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Mapping:
+    spatial: tuple[tuple[str, int], ...]  # (dim, array extent) per array axis
+    temporal: tuple[Loop, ...]  # outer -> inner
+
+    @property
+    def steps(self) -> int:
+        """Temporal steps ``T = prod(bounds)``: one per cycle in the array."""
+        return prod(loop.bound for loop in self.temporal)
+
+    def loop_index(self, dim: str) -> int:
+        return next(i for i, loop in enumerate(self.temporal) if loop.dim == dim)
+
+    def iteration(self, kernel: Kernel, t: tuple[int, ...], s: tuple[int, ...]) -> tuple[int, ...]:
+        """Eq. 3.4: the iteration executed at temporal point ``t`` on FU ``s``."""
+        it = {d.name: 0 for d in kernel.dims}
+        for loop, tv in zip(self.temporal, t):
+            it[loop.dim] += loop.stride * tv
+        for (dim, _), sv in zip(self.spatial, s):
+            it[dim] += sv
+        return tuple(it[d.name] for d in kernel.dims)
+
+    def tensor_levels(self, kernel: Kernel, tensor: str) -> tuple[int, ...]:
+        """Temporal levels whose index changes which element of ``tensor`` is used."""
+        access = kernel.tensor(tensor)
+        return tuple(i for i, loop in enumerate(self.temporal) if access.depends_on(kernel.dim_index(loop.dim)))
+
+    def footprint(self, kernel: Kernel, tensor: str) -> int:
+        """Words per buffer bank: one per distinct index of the levels ``tensor`` depends on."""
+        return prod(self.temporal[lv].bound for lv in self.tensor_levels(kernel, tensor))
+
+    def to_json(self) -> dict:
+        return {
+            "spatial": [{"dim": d, "extent": e} for d, e in self.spatial],
+            "temporal": [{"dim": lp.dim, "bound": lp.bound, "stride": lp.stride} for lp in self.temporal],
+        }
+
+    @staticmethod
+    def from_json(data: dict) -> "Mapping":
+        return Mapping(
+            spatial=tuple((s["dim"], s["extent"]) for s in data["spatial"]),
+            temporal=tuple(Loop(t["dim"], t["bound"], t["stride"]) for t in data["temporal"]),
+        )

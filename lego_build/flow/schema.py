@@ -122,6 +122,10 @@ class ArchConf:
             raise ConfigError(f"arch.spatial={list(self.spatial)}: the two axes must unroll different dims")
         if len(self.control_flow) != 2 or any(c not in (-1, 0, 1) for c in self.control_flow):
             raise ConfigError(f"arch.control_flow={list(self.control_flow)}: needs two values from -1, 0, 1")
+        if self.operand_bits > 32 or self.acc_bits > 64:
+            raise ConfigError(
+                f"arch.operand_bits={self.operand_bits}, arch.acc_bits={self.acc_bits}: limits are 32 and 64 bits"
+            )
         if self.acc_bits < 2 * self.operand_bits:
             raise ConfigError(f"arch.acc_bits={self.acc_bits}: must hold a product (>= 2 x arch.operand_bits)")
 

@@ -1,0 +1,86 @@
+"""Controller generator: configuration registers, the counter group and address generators.
+
+The counter group walks the temporal loop nest (seed 004 eq. 3.5) one step per
+cycle with run-time bounds; each tensor's address generator adds the jump of
+the innermost level that advances, i.e. ``addr = sum_l stride_l * t_l`` kept
+incrementally (jump_l = stride_l - sum_{j>l} stride_j (bound_j - 1)). ``first``
+and ``commit`` mark the first and last step of the innermost reduction levels.
+"""
+from __future__ import annotations
+
+from functools import reduce
+
+from veriloggen import Ands, If, Int, Module, Mux, Posedge
+
+from .host import HostMap, clog2
+
+
+def mk_ctrl(hm: HostMap) -> Module:
+    cw, aw, lv = hm.counter_bits, hm.addr_bits, hm.levels
+    dw = clog2(hm.drain + 1) + 1
+    m = Module("lego_ctrl")
+    clk = m.Input("clk")
+    rst = m.Input("rst")
+    cfg_we = m.Input("cfg_we")
+    cfg_addr = m.Input("cfg_addr", hm.cfg_addr_bits)
+    cfg_wdata = m.Input("cfg_wdata", cw)
+    start = m.Input("start")
+    busy = m.Output("busy")
+    done = m.Output("done")
+    first = m.Output("first")
+    commit = m.Output("commit")
+    addr_out = {t: m.Output(f"addr_{t}", aw) for t in hm.tensors}
+
+    last = [m.Reg(f"last_{l}", cw) for l in range(lv)]
+    jump = {t: [m.Reg(f"jump_{t}_{l}", aw) for l in range(lv)] for t in hm.tensors}
+    cnt = [m.Reg(f"t_{l}", cw) for l in range(lv)]
+    addr = {t: m.Reg(f"a_{t}", aw) for t in hm.tensors}
+    running = m.Reg("running")
+    drain = m.Reg("drain", dw)
+    done_r = m.Reg("done_r")
+    wrap = [m.Wire(f"wrap_{l}") for l in range(lv)]
+    for l in range(lv):
+        m.Assign(wrap[l](cnt[l] == last[l]))
+
+    cfg_writes = [If(cfg_addr == Int(hm.bound_reg(l), hm.cfg_addr_bits, base=10))(last[l](cfg_wdata)) for l in range(lv)]
+    for ti, t in enumerate(hm.tensors):
+        for l in range(lv):
+            reg_index = Int(hm.jump_reg(ti, l), hm.cfg_addr_bits, base=10)
+            value = cfg_wdata if aw == cw else cfg_wdata[0:aw]
+            cfg_writes.append(If(cfg_addr == reg_index)(jump[t][l](value)))
+    m.Always(Posedge(clk))(If(cfg_we)(*cfg_writes))
+
+    def all_wrap(levels):
+        levels = list(levels)
+        return Ands(*[wrap[l] for l in levels]) if len(levels) > 1 else wrap[levels[0]]
+
+    step = []
+    for l in range(lv):
+        bump = Mux(wrap[l], Int(0, cw, base=10), cnt[l] + Int(1, cw, base=10))
+        step.append(cnt[l](bump) if l == lv - 1 else If(all_wrap(range(l + 1, lv)))(cnt[l](bump)))
+    for t in hm.tensors:
+        sel = Int(0, aw, base=10)
+        for l in range(lv):  # outer first, so the innermost non-wrapping level wins
+            sel = Mux(wrap[l], sel, jump[t][l])
+        step.append(addr[t](addr[t] + sel))
+    step.append(If(all_wrap(range(lv)))(running(0), drain(Int(hm.drain, dw, base=10))))
+
+    m.Always(Posedge(clk))(
+        If(rst)(running(0), drain(Int(0, dw, base=10)), done_r(0))
+        .Elif(start & ~running & (drain == Int(0, dw, base=10)))(
+            running(1), done_r(0), *[c(Int(0, cw, base=10)) for c in cnt], *[a(Int(0, aw, base=10)) for a in addr.values()]
+        )
+        .Elif(running)(*step)
+        .Elif(drain != Int(0, dw, base=10))(
+            drain(drain - Int(1, dw, base=10)),
+            If(drain == Int(1, dw, base=10))(done_r(1)),
+        )
+    )
+    red = range(lv - hm.reduction_levels, lv)
+    m.Assign(first(reduce(lambda a, b: a & b, [cnt[l] == Int(0, cw, base=10) for l in red])))
+    m.Assign(commit(running & all_wrap(red)))
+    m.Assign(busy(running | (drain != Int(0, dw, base=10))))
+    m.Assign(done(done_r))
+    for t in hm.tensors:
+        m.Assign(addr_out[t](addr[t]))
+    return m

@@ -1,0 +1,77 @@
+"""The generated accelerator's host interface, derived from the DAG.
+
+Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
+
+* ``cfg_we, cfg_addr, cfg_wdata``: write one configuration register per cycle.
+  Register ``l`` (``0 <= l < levels``) holds the last index (bound - 1) of
+  temporal loop level ``l`` (outer to inner); register ``levels + ti*levels + l``
+  holds the address jump of tensor ``ti`` when level ``l`` advances (all inner
+  levels wrapping), modulo ``2**addr_bits``.
+* ``host_we, host_tensor, host_lane, host_addr, host_wdata``: write one operand
+  word into bank ``host_lane`` of input tensor ``host_tensor``.
+* ``start`` (one-cycle pulse, accepted when idle), ``busy``, ``done`` (high from
+  the end of a run until the next start).
+* ``rd_lane, rd_addr -> rd_data``: read an output word, one cycle later.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import ceil, log2
+
+from lego_build.ir.dag import DAG
+
+
+def clog2(n: int) -> int:
+    return max(1, ceil(log2(n))) if n > 1 else 1
+
+
+@dataclass(frozen=True, slots=True)
+class HostMap:
+    levels: int
+    reduction_levels: int
+    counter_bits: int
+    cfg_addr_bits: int
+    addr_bits: int
+    input_tensors: tuple[str, ...]
+    output_tensor: str
+    tensor_bits: int  # host_tensor width
+    lane_bits: int
+    operand_bits: int
+    out_bits: int
+    drain: int  # cycles the controller waits after the last time step
+
+    def bound_reg(self, level: int) -> int:
+        return level
+
+    def jump_reg(self, tensor_index: int, level: int) -> int:
+        return self.levels + tensor_index * self.levels + level
+
+    @property
+    def tensors(self) -> tuple[str, ...]:
+        """Order of address generators (and jump registers): inputs, then the output."""
+        return self.input_tensors + (self.output_tensor,)
+
+    def cycles(self, steps: int) -> int:
+        """Cycles from the cycle ``start`` is high to the first cycle ``done`` is high:
+        one cycle to accept ``start``, one per time step, then ``drain`` cycles."""
+        return 1 + steps + self.drain
+
+
+def host_map(dag: DAG) -> HostMap:
+    ins = tuple(b.tensor for b in dag.buffers if b.role == "in")
+    (out,) = (b for b in dag.buffers if b.role == "out")
+    n_regs = dag.levels * (1 + len(dag.buffers))
+    return HostMap(
+        levels=dag.levels,
+        reduction_levels=dag.reduction_levels,
+        counter_bits=dag.counter_bits,
+        cfg_addr_bits=clog2(n_regs),
+        addr_bits=out.addr_bits,
+        input_tensors=ins,
+        output_tensor=out.tensor,
+        tensor_bits=clog2(len(ins)),
+        lane_bits=clog2(max(b.lanes for b in dag.buffers)),
+        operand_bits=max(b.bits for b in dag.buffers if b.role == "in"),
+        out_bits=out.bits,
+        drain=max(dag.latency, 1),
+    )

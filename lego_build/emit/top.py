@@ -1,0 +1,119 @@
+"""Top-level generator: one instance or wire per DAG node, one register chain per delayed edge.
+
+Port map and timing of the host interface: :mod:`lego_build.emit.host`.
+"""
+from __future__ import annotations
+
+from veriloggen import Int, Module, Mux, Posedge, StubModule
+
+from lego_build.ir.dag import DAG, Edge
+
+from rtl_templates_free import mk_acc, mk_bank, mk_mul
+
+from .ctrl import mk_ctrl
+from .host import HostMap, host_map
+
+
+def _edge_name(e: Edge) -> str:
+    return f"{e.src}__{e.dst}_{e.dst_port}"
+
+
+def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
+    """Return the top module, its submodules (one per distinct name), and the host map."""
+    hm = host_map(dag)
+    m = Module("lego_top")
+    clk = m.Input("clk")
+    rst = m.Input("rst")
+    cfg_we = m.Input("cfg_we")
+    cfg_addr = m.Input("cfg_addr", hm.cfg_addr_bits)
+    cfg_wdata = m.Input("cfg_wdata", hm.counter_bits)
+    start = m.Input("start")
+    busy = m.Output("busy")
+    done = m.Output("done")
+    host_we = m.Input("host_we")
+    host_tensor = m.Input("host_tensor", hm.tensor_bits)
+    host_lane = m.Input("host_lane", hm.lane_bits)
+    host_addr = m.Input("host_addr", hm.addr_bits)
+    host_wdata = m.Input("host_wdata", hm.operand_bits)
+    rd_lane = m.Input("rd_lane", hm.lane_bits)
+    rd_addr = m.Input("rd_addr", hm.addr_bits)
+    rd_data = m.Output("rd_data", hm.out_bits)
+
+    subs: dict[str, Module] = {}
+
+    def use(mod: Module) -> StubModule:
+        subs.setdefault(mod.name, mod)
+        return StubModule(mod.name)
+
+    signal = {}  # (node, port) -> output signal
+    ctrl_ports = [("clk", clk), ("rst", rst), ("cfg_we", cfg_we), ("cfg_addr", cfg_addr),
+                  ("cfg_wdata", cfg_wdata), ("start", start), ("busy", busy), ("done", done)]
+    for port in ("first", "commit"):
+        signal[("ctrl", port)] = m.Wire(f"ctrl_{port}")
+        ctrl_ports.append((port, signal[("ctrl", port)]))
+    for t in hm.tensors:
+        signal[(f"agen_{t}", "addr")] = m.Wire(f"agen_{t}_addr", hm.addr_bits)
+        ctrl_ports.append((f"addr_{t}", signal[(f"agen_{t}", "addr")]))
+    m.Instance(use(mk_ctrl(hm)), "u_ctrl", ports=ctrl_ports)
+
+    out_port = {"read": "data", "pin": "out", "mul": "p", "acc": "y"}
+    for n in dag.nodes:
+        if n.kind in out_port:
+            signal[(n.name, out_port[n.kind])] = m.Wire(f"{n.name}_{out_port[n.kind]}", n.width)
+
+    # delayed edges: a register chain per edge (seed 004 fig. 5-2 delay block)
+    inp = {}
+    for e in dag.edges:
+        src = signal[(e.src, e.src_port)]
+        if e.delay:
+            regs = [m.Reg(f"dly_{_edge_name(e)}_{i}", e.width) for i in range(e.delay)]
+            m.Always(Posedge(clk))(*[r(prev) for r, prev in zip(regs, [src] + regs[:-1])])
+            src = regs[-1]
+        inp[(e.dst, e.dst_port)] = src
+
+    in_index = {t: i for i, t in enumerate(hm.input_tensors)}
+    out_rdata = []
+    for n in dag.nodes:
+        attrs = dict(n.attrs)
+        if n.kind == "read":
+            buf = dag.buffer(attrs["tensor"])
+            lane = int(attrs["lane"])
+            sel = (host_tensor == Int(in_index[buf.tensor], hm.tensor_bits, base=10)) & (
+                host_lane == Int(lane, hm.lane_bits, base=10))
+            m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}", ports=[
+                ("clk", clk), ("we", host_we & sel), ("waddr", host_addr), ("wdata", host_wdata),
+                ("raddr", inp[(n.name, "addr")]), ("rdata", signal[(n.name, "data")]),
+            ])
+        elif n.kind == "pin":
+            m.Assign(signal[(n.name, "out")](inp[(n.name, "in")]))
+        elif n.kind == "mul":
+            a, b = inp[(n.name, "a")], inp[(n.name, "b")]
+            mod = mk_mul(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width)
+            m.Instance(use(mod), f"u_{n.name}", ports=[("clk", clk), ("a", a), ("b", b), ("p", signal[(n.name, "p")])])
+        elif n.kind == "acc":
+            mod = mk_acc(_width_of(dag, n.name, "p"), n.width)
+            m.Instance(use(mod), f"u_{n.name}", ports=[
+                ("clk", clk), ("first", inp[(n.name, "first")]), ("p", inp[(n.name, "p")]),
+                ("y", signal[(n.name, "y")])])
+        elif n.kind == "write":
+            buf = dag.buffer(attrs["tensor"])
+            lane = int(attrs["lane"])
+            rdata = m.Wire(f"{n.name}_rdata", buf.bits)
+            out_rdata.append((lane, rdata))
+            m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}", ports=[
+                ("clk", clk), ("we", inp[(n.name, "we")]), ("waddr", inp[(n.name, "addr")]),
+                ("wdata", inp[(n.name, "data")]), ("raddr", rd_addr), ("rdata", rdata),
+            ])
+    rd_lane_q = m.Reg("rd_lane_q", hm.lane_bits)
+    m.Always(Posedge(clk))(rd_lane_q(rd_lane))
+    out_rdata.sort(key=lambda x: x[0])
+    result = out_rdata[-1][1]
+    for lane, rdata in reversed(out_rdata[:-1]):
+        result = Mux(rd_lane_q == Int(lane, hm.lane_bits, base=10), rdata, result)
+    m.Assign(rd_data(result))
+    return m, [subs[k] for k in sorted(subs)], hm
+
+
+def _width_of(dag: DAG, node: str, port: str) -> int:
+    (e,) = [e for e in dag.edges if e.dst == node and e.dst_port == port]
+    return e.width

@@ -1,0 +1,92 @@
+"""``simulate`` stage: run the emitted RTL on the workload in Verilator and check it bit-exactly.
+
+Writes ``sim/result.json``: whether every output equals the NumPy golden model,
+the simulated cycle count, and the predicted count (``1 + steps + drain``,
+:meth:`lego_build.emit.host.HostMap.cycles`) which must be equal.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from lego_build.analysis.kernels import kernel_from_config
+from lego_build.emit.host import HostMap
+from lego_build.flow.atomic import read_json, write_json
+from lego_build.flow.schema import LegoConfig
+from lego_build.flow.stages import StageError
+from lego_build.ir.adg import ADG
+from lego_build.ir.mapping import Mapping
+from lego_build.ir.serialize import from_jsonable
+
+from . import verilator
+from .golden import golden, random_operands, wrap_signed
+from .layout import config_words, input_banks, output_reads
+
+
+def script_for(hm: HostMap, words, banks) -> str:
+    lines = [f"C {a} {d}" for a, d in words]
+    index = {t: i for i, t in enumerate(hm.input_tensors)}
+    mask = (1 << hm.operand_bits) - 1
+    for bank in banks:
+        lines += [f"W {index[bank.tensor]} {bank.lane} {a} {int(v) & mask}" for a, v in enumerate(bank.words)]
+    lines.append("S")
+    return "\n".join(lines) + "\n"
+
+
+def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
+    rtl = design_dir / "rtl"
+    hm = from_jsonable(HostMap, read_json(rtl / "host_interface.json"))
+    adg = from_jsonable(ADG, read_json(design_dir / "adg.json"))
+    layer = read_json(design_dir / "mapping.json")["layers"][0]
+    mapping = Mapping.from_json(layer["mapping"])
+    kernel = kernel_from_config(cfg.workload, hm.out_bits)
+    result: dict = {"seed": cfg.target.seed, "layer": layer["name"], "steps": mapping.steps}
+    if cfg.target.lint:
+        warnings = verilator.lint(rtl)
+        if warnings:
+            raise StageError(f"verilator -Wall lint: {len(warnings)} warnings, first: {warnings[0]}")
+        result["lint"] = "clean"
+    data = random_operands(kernel, cfg.target.seed)
+    banks = input_banks(kernel, mapping, adg, data, adg.buffer_depth)
+    reads = output_reads(kernel, mapping, adg)
+    script = script_for(hm, config_words(hm, kernel, mapping), banks)
+    script += "".join(f"R {lane} {addr}\n" for lane, addr, _ in reads)
+    work = design_dir / "sim" / "build"
+    if work.exists():
+        shutil.rmtree(work)
+    binary = verilator.build(rtl, work, cfg.target.waveform)
+    wave = (design_dir / "sim" / "wave.fst") if cfg.target.waveform else None
+    out = verilator.execute(binary, script, cfg.target.max_cycles, wave)
+    cycles = int(next(ln.split()[1] for ln in out if ln.startswith("CYCLES")))
+    values = wrap_signed(np.array([int(ln.split()[1]) for ln in out if ln.startswith("D ")], dtype=np.uint64)
+                         .astype(np.int64), hm.out_bits)
+    expect = golden(kernel, data, hm.out_bits)
+    want = np.array([expect[idx] for _, _, idx in reads], dtype=np.int64)
+    mismatches = int(np.count_nonzero(values != want))
+    predicted = hm.cycles(mapping.steps)
+    result.update({
+        "outputs": len(reads),
+        "mismatches": mismatches,
+        "match": mismatches == 0 and len(reads) == expect.size,
+        "cycles_simulated": cycles,
+        "cycles_predicted": predicted,
+        "cycles_match": cycles == predicted,
+    })
+    return result
+
+
+def run(cfg: LegoConfig, design_dir: Path) -> None:
+    if not cfg.target.simulate:
+        write_json(design_dir / "sim" / "result.json", {"status": "skipped", "reason": f"target={cfg.target.name}"})
+        print("simulate: skipped (target does not simulate)")
+        return
+    result = simulate(cfg, design_dir)
+    result["status"] = "pass" if result["match"] and result["cycles_match"] else "fail"
+    write_json(design_dir / "sim" / "result.json", result)
+    print(f"simulate: {result['outputs']} outputs, {result['mismatches']} mismatches; "
+          f"cycles simulated {result['cycles_simulated']}, predicted {result['cycles_predicted']}")
+    if result["status"] != "pass":
+        raise StageError(f"simulation does not match: {result['mismatches']} wrong outputs, "
+                         f"{result['cycles_simulated']} cycles simulated vs {result['cycles_predicted']} predicted")

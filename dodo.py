@@ -1,0 +1,102 @@
+"""doit tasks of lego_build: one task per pipeline stage, plus ``build``.
+
+    doit build arch.rows=8 workload.M=32     # key=value words are Hydra overrides, in order
+    doit list | doit info build | doit clean
+
+The config is composed once when doit loads this file (``conf/`` via the Compose
+API). A bad value prints ``error: <message>`` on one line and exits with status 2
+before anything is written under ``out/``.
+
+Each stage task writes into ``out/<design-id>/`` and is up to date when its
+``file_dep`` are unchanged, its targets exist and ``config_changed`` sees the same
+config slices (only the groups the stage reads) and the same code hash. All paths
+handed to doit are relative and the dep database is JSON, so ``out/`` can be copied
+into another checkout, at any path, and stays up to date.
+"""
+import os
+
+from doit import doit_cmd
+from doit.task import clean_targets
+from doit.tools import config_changed
+
+from lego_build.flow import cli
+from lego_build.flow.config import design_id, group_slice
+from lego_build.flow.stages import STAGES
+
+OUT = "out"
+LATEST = f"{OUT}/latest"
+
+DOIT_CONFIG = {
+    "default_tasks": ["build"],
+    "dep_file": f"{OUT}/.doit.db",
+    "backend": "json",
+    "verbosity": 2,
+    "minversion": "0.36.0",
+}
+
+# --------------------------------------------------------------- config (at load time)
+OVERRIDES = cli.overrides_from_vars(doit_cmd._CMDLINE_VARS)
+CFG = cli.load_config(OVERRIDES)  # on ConfigError: one line on stderr, exit 2
+DESIGN_ID = design_id(CFG)
+DESIGN_DIR = f"{OUT}/{DESIGN_ID}"
+CODE_HASH = cli.code_hash()
+os.makedirs(OUT, exist_ok=True)  # the JSON dep file lives here; only after the config is valid
+
+_WHAT = {
+    "analyze": "workload IR, MACs, tensor sizes, reuse",
+    "map": "costed temporal + spatial mapping",
+    "graph": "FU-level architecture graph (LEGO front end)",
+    "optimize": "primitive-level DAG and back-end passes (LP delay matching, ...)",
+    "emit": "Verilog via Veriloggen",
+    "simulate": "Verilator run vs NumPy golden model and predicted cycles",
+    "report": "report.md and summary.json",
+}
+
+
+def _design_path(rel):
+    return f"{DESIGN_DIR}/{rel}"
+
+
+def _stage_doc(stage):
+    reads = [f"cfg.{g}" for g in stage.groups] + list(stage.inputs)
+    return (
+        f"{_WHAT.get(stage.name, stage.name)}; "
+        f"reads {', '.join(reads) or 'nothing'}; writes {', '.join(stage.outputs)}"
+    )
+
+
+def _make_stage_task(stage):
+    def task_stage():
+        yield {
+            "name": DESIGN_ID,
+            "doc": _stage_doc(stage),
+            "actions": [(cli.run_stage_action, [stage.name, CFG, DESIGN_DIR])],
+            "file_dep": [_design_path(p) for p in stage.inputs],
+            "targets": [_design_path(p) for p in stage.outputs],
+            "uptodate": [config_changed({**{g: group_slice(CFG, g) for g in stage.groups}, "code": CODE_HASH})],
+            "clean": [clean_targets, (cli.prune_empty_dirs, [DESIGN_DIR])],
+        }
+
+    task_stage.__name__ = task_stage.__qualname__ = f"task_{stage.name}"
+    task_stage.__doc__ = _stage_doc(stage)
+    return task_stage
+
+
+for _stage in STAGES:
+    globals()[f"task_{_stage.name}"] = _make_stage_task(_stage)
+del _stage
+
+
+def _point_latest():
+    cli.point_latest(LATEST, DESIGN_ID)
+    print(f"{LATEST} -> {DESIGN_ID}")
+
+
+def task_build():
+    """Run every stage for the configured design and point out/latest at it."""
+    return {
+        "actions": [(_point_latest,)],
+        "task_dep": [f"{stage.name}:{DESIGN_ID}" for stage in STAGES],
+        "uptodate": [(cli.latest_points_at, [LATEST, DESIGN_ID])],
+        "clean": [(cli.remove_link, [LATEST])],
+    }

@@ -1,0 +1,384 @@
+"""dodo.py and its helpers (lego_build.flow.cli): doit runs in a subprocess from a temp dir.
+
+dodo.py finds ``conf/`` through the package (``lego_build.flow.config.CONF_DIR``),
+so a copy of it in an empty directory builds into that directory's ``out/``.
+
+Benchmark note: a repeated identical build (every task up to date) targets < 2 s
+wall time; the test asserts < 5 s so that a loaded CI machine does not flake.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lego_build.flow import cli
+from lego_build.flow.config import compose, design_id
+from lego_build.flow.stages import STAGES
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DODO = REPO_ROOT / "dodo.py"
+STAGE_NAMES = [s.name for s in STAGES]
+ALL_TASKS = set(STAGE_NAMES) | {"build"}
+BASE = ["target=rtl"]  # emit-only target: skips the Verilator run where possible
+BUILD_TIMEOUT_S = 1800
+NOOP_LIMIT_S = 5.0
+
+
+# --------------------------------------------------------------------------- helpers
+def make_project(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    shutil.copy(DODO, path / "dodo.py")
+    return path
+
+
+def doit(project: Path, *args: str, timeout: float = BUILD_TIMEOUT_S) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "doit", "-f", str(project / "dodo.py"), *args]
+    return subprocess.run(cmd, cwd=project, capture_output=True, text=True, timeout=timeout)
+
+
+def task_status(stdout: str) -> dict[str, str]:
+    """``{stage: "run" | "uptodate"}`` from doit's verbosity-2 report (``.  task`` / ``-- task``)."""
+    status = {}
+    for line in stdout.splitlines():
+        if line.startswith(".  "):
+            state, name = "run", line[3:].strip()
+        elif line.startswith("-- "):
+            state, name = "uptodate", line[3:].strip()
+        else:
+            continue
+        status[name.split(":", 1)[0]] = state
+    return status
+
+
+def ran(stdout: str) -> set[str]:
+    return {name for name, state in task_status(stdout).items() if state == "run"}
+
+
+def check_ok(proc: subprocess.CompletedProcess) -> None:
+    assert proc.returncode == 0, f"doit exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+
+
+def snapshot(directory: Path) -> dict[str, tuple] | None:
+    """Everything under ``directory``: files by bytes, symlinks by text; None if it does not exist."""
+    if not directory.exists() and not directory.is_symlink():
+        return None
+    state: dict[str, tuple] = {}
+    for root, dirs, files in os.walk(directory):
+        for name in dirs + files:
+            path = Path(root) / name
+            rel = path.relative_to(directory).as_posix()
+            if path.is_symlink():
+                state[rel] = ("link", os.readlink(path))
+            elif path.is_dir():
+                state[rel] = ("dir",)
+            else:
+                state[rel] = ("file", path.read_bytes())
+    return state
+
+
+def copy_project(src: Path, dst: Path, keep_mtimes: bool) -> Path:
+    """Copy a project with its out/ (symlinks kept as links); without mtimes it is like a fresh clone + cp -r."""
+    shutil.copytree(src, dst, symlinks=True, copy_function=shutil.copy2 if keep_mtimes else shutil.copy)
+    return dst
+
+
+def base_design_id() -> str:
+    return design_id(compose(BASE))
+
+
+# --------------------------------------------------------------------------- (a) bad config
+BAD = [
+    ("workload=nope", "workload"),
+    ("workload.M=-3", "workload.M"),
+    ("arch.rows=abc", "arch.rows"),
+]
+
+
+@pytest.mark.parametrize("override, key", BAD)
+@pytest.mark.parametrize("with_out", [False, True], ids=["no-out", "existing-out"])
+def test_bad_config_exits_2_with_one_line(tmp_path, override, key, with_out):
+    project = make_project(tmp_path / "proj")
+    out = project / "out"
+    if with_out:
+        (out / "systolic-gemm-00000000").mkdir(parents=True)
+        (out / "systolic-gemm-00000000" / "analysis.json").write_text("{}\n")
+        (out / ".doit.db").write_text('{"x": {}}')
+        os.symlink("systolic-gemm-00000000", out / "latest")
+    before = snapshot(out)
+
+    proc = doit(project, "build", override, timeout=120)
+
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: ")
+    assert key in lines[0]
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert snapshot(out) == before
+    if not with_out:
+        assert not out.exists()
+
+
+def test_unknown_preset_error_lists_presets(tmp_path):
+    project = make_project(tmp_path / "proj")
+    proc = doit(project, "build", "workload=nope", timeout=120)
+    assert proc.returncode == 2
+    assert "gemm" in proc.stderr and "conv2d" in proc.stderr
+
+
+def test_bad_config_fails_list_too(tmp_path):
+    project = make_project(tmp_path / "proj")
+    proc = doit(project, "list", "arch.rows=abc", timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: arch.rows")
+
+
+# --------------------------------------------------------------------------- (b)-(d) builds
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """One full ``doit build target=rtl`` in a fresh project; tests that change state copy it first."""
+    project = make_project(tmp_path_factory.mktemp("built") / "proj")
+    first = doit(project, "build", *BASE)
+    check_ok(first)
+    return project, first
+
+
+@pytest.mark.slow
+def test_first_build_runs_every_stage(built):
+    _, first = built
+    assert ran(first.stdout) == ALL_TASKS, first.stdout
+
+
+@pytest.mark.slow
+def test_build_writes_every_stage_output(built):
+    project, _ = built
+    design_dir = project / "out" / base_design_id()
+    missing = [f"{s.name}: {o}" for s in STAGES for o in s.outputs if not (design_dir / o).is_file()]
+    assert not missing
+    assert (project / "out" / ".doit.db").is_file()
+
+
+@pytest.mark.slow
+def test_latest_points_at_design_dir(built):
+    project, _ = built
+    latest = project / "out" / "latest"
+    assert latest.is_symlink()
+    assert os.readlink(latest) == base_design_id()  # relative link
+    assert latest.resolve() == (project / "out" / base_design_id()).resolve()
+
+
+@pytest.mark.slow
+def test_repeat_build_is_noop(built, record_property):
+    project, _ = built
+    start = time.perf_counter()
+    proc = doit(project, "build", *BASE)
+    elapsed = time.perf_counter() - start
+    record_property("noop_build_seconds", round(elapsed, 3))
+    check_ok(proc)
+    status = task_status(proc.stdout)
+    assert set(status) == ALL_TASKS, proc.stdout
+    assert ran(proc.stdout) == set(), proc.stdout
+    assert elapsed < NOOP_LIMIT_S, f"no-op build took {elapsed:.2f} s (target < 2 s)"
+
+
+@pytest.mark.slow
+def test_dep_db_holds_no_absolute_paths(built):
+    project, _ = built
+    text = (project / "out" / ".doit.db").read_text()
+    for absolute in {str(project), str(project.resolve()), str(REPO_ROOT), str(Path.home())}:
+        assert absolute not in text
+
+
+@pytest.mark.slow
+def test_copied_out_at_other_path_reruns_nothing(built, tmp_path):
+    project, _ = built
+    other = copy_project(project, tmp_path / "elsewhere" / "clone", keep_mtimes=False)
+    proc = doit(other, "build", *BASE)
+    check_ok(proc)
+    assert set(task_status(proc.stdout)) == ALL_TASKS, proc.stdout
+    assert ran(proc.stdout) == set(), proc.stdout
+
+
+@pytest.mark.slow
+def test_target_change_reruns_only_target_stages(built, tmp_path):
+    project, _ = built
+    work = copy_project(project, tmp_path / "proj", keep_mtimes=True)
+    proc = doit(work, "build", *BASE, "target.seed=2")
+    check_ok(proc)
+    executed = ran(proc.stdout)
+    assert {"emit", "simulate"} <= executed, proc.stdout
+    assert executed <= {"emit", "simulate", "report"}, proc.stdout
+    # same design id: out/latest already right
+    assert task_status(proc.stdout)["build"] == "uptodate"
+    again = doit(work, "build", *BASE, "target.seed=2")
+    check_ok(again)
+    assert ran(again.stdout) == set(), again.stdout
+
+
+@pytest.mark.slow
+def test_mapper_change_reruns_map_and_its_readers(built, tmp_path):
+    project, _ = built
+    work = copy_project(project, tmp_path / "proj", keep_mtimes=True)
+    mapping = work / "out" / base_design_id() / "mapping.json"
+    before = mapping.read_bytes()
+    proc = doit(work, "build", *BASE, "mapper.objective=latency")
+    check_ok(proc)
+    executed = ran(proc.stdout)
+    assert "map" in executed, proc.stdout
+    assert not executed & {"analyze", "graph", "optimize", "emit", "build"}, proc.stdout
+    if mapping.read_bytes() != before:
+        # mapping.json is a file_dep of simulate and report
+        assert {"simulate", "report"} <= executed, proc.stdout
+    else:
+        assert executed == {"map"}, proc.stdout
+
+
+@pytest.mark.slow
+def test_arch_change_makes_new_design_and_moves_latest(built, tmp_path):
+    project, _ = built
+    work = copy_project(project, tmp_path / "proj", keep_mtimes=True)
+    overrides = [*BASE, "arch.rows=2", "arch.cols=2"]
+    new_id = design_id(compose(overrides))
+    assert new_id != base_design_id()
+    proc = doit(work, "build", *overrides)
+    check_ok(proc)
+    assert ran(proc.stdout) == ALL_TASKS, proc.stdout
+    assert os.readlink(work / "out" / "latest") == new_id
+    assert (work / "out" / base_design_id()).is_dir()  # the old design stays
+
+
+@pytest.mark.slow
+def test_clean_removes_targets_and_latest(built, tmp_path):
+    project, _ = built
+    work = copy_project(project, tmp_path / "proj", keep_mtimes=True)
+    proc = doit(work, "clean", *BASE)
+    check_ok(proc)
+    out = work / "out"
+    assert not (out / "latest").is_symlink()
+    assert not (out / base_design_id()).exists()
+    assert (out / ".doit.db").is_file()
+
+
+# --------------------------------------------------------------------------- doit verbs, load cost
+def test_list_shows_every_stage(tmp_path):
+    project = make_project(tmp_path / "proj")
+    proc = doit(project, "list", timeout=120)
+    check_ok(proc)
+    listed = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
+    assert listed == ALL_TASKS
+
+
+def test_list_all_shows_design_subtasks(tmp_path):
+    project = make_project(tmp_path / "proj")
+    proc = doit(project, "list", "--all", *BASE, timeout=120)
+    check_ok(proc)
+    for name in STAGE_NAMES:
+        assert f"{name}:{base_design_id()}" in proc.stdout
+
+
+def test_info_build(tmp_path):
+    project = make_project(tmp_path / "proj")
+    proc = doit(project, "info", "build", timeout=120)
+    # doit info exits 1 when the task is not up to date (nothing is built here)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert proc.stderr == ""
+    assert "status" in proc.stdout
+    for name in STAGE_NAMES:
+        assert f"{name}:{design_id(compose())}" in proc.stdout
+
+
+@pytest.mark.slow
+def test_info_build_up_to_date_after_build(built):
+    project, _ = built
+    proc = doit(project, "info", "build", *BASE)
+    check_ok(proc)
+    assert "up-to-date" in proc.stdout
+
+
+def test_dodo_load_is_cheap(tmp_path):
+    """Loading dodo.py composes the config but imports no numerics, LP or HDL packages."""
+    project = make_project(tmp_path / "proj")
+    code = (
+        "import runpy, sys; runpy.run_path('dodo.py'); "
+        "print(','.join(m for m in ('numpy', 'pulp', 'veriloggen', 'networkx') if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""
+
+
+# --------------------------------------------------------------------------- lego_build.flow.cli
+def test_overrides_from_vars_keeps_order():
+    assert cli.overrides_from_vars(None) == []
+    assert cli.overrides_from_vars({}) == []
+    doit_vars = {"arch": "systolic", "workload.M": "32", "+arch.foo": "1", "x": "a=b"}
+    assert cli.overrides_from_vars(doit_vars) == ["arch=systolic", "workload.M=32", "+arch.foo=1", "x=a=b"]
+
+
+def test_error_line_is_one_line():
+    assert cli.error_line("a\nb  c") == "error: a b c"
+
+
+def _tree(root: Path) -> None:
+    (root / "lego_build" / "sub").mkdir(parents=True)
+    (root / "lego_build" / "__init__.py").write_text("x = 1\n")
+    (root / "lego_build" / "sub" / "m.py").write_text("y = 2\n")
+    (root / "rtl_templates_free").mkdir()
+    (root / "rtl_templates_free" / "fu.py").write_text("z = 3\n")
+
+
+def test_code_hash_ignores_location_and_mtimes_but_not_content(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "some" / "where" / "b"
+    _tree(a)
+    _tree(b)
+    os.utime(b / "lego_build" / "sub" / "m.py", (1, 1))
+    (b / "lego_build" / "__pycache__").mkdir()
+    (b / "lego_build" / "__pycache__" / "junk.py").write_text("ignored\n")
+    (b / "lego_build" / "data.json").write_text("{}\n")
+    assert cli.code_files(a) == ["lego_build/__init__.py", "lego_build/sub/m.py", "rtl_templates_free/fu.py"]
+    assert cli.code_hash(a) == cli.code_hash(b)
+    (b / "rtl_templates_free" / "fu.py").write_text("z = 4\n")
+    assert cli.code_hash(a) != cli.code_hash(b)
+
+
+def test_code_hash_of_this_checkout_is_stable():
+    assert cli.code_hash() == cli.code_hash()
+    assert "lego_build/flow/cli.py" in cli.code_files()
+
+
+def test_stage_error_becomes_one_line_and_failed_task(tmp_path, monkeypatch, capsys):
+    from doit.exceptions import TaskFailed
+
+    from lego_build.flow import stages
+
+    (tmp_path / "lego_fake_stage_mod.py").write_text(
+        "from lego_build.flow.stages import StageError\n"
+        "def run(cfg, design_dir):\n"
+        "    raise StageError('arch.rows=3: does not divide workload.M=16\\nuse a divisor')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fake = stages.Stage("fake", (), (), ("x.json",), "lego_fake_stage_mod:run")
+    monkeypatch.setitem(stages.STAGE_BY_NAME, "fake", fake)
+
+    result = cli.run_stage_action("fake", compose(), str(tmp_path / "design"))
+
+    assert isinstance(result, TaskFailed)
+    err = capsys.readouterr().err
+    assert err.splitlines() == ["error: arch.rows=3: does not divide workload.M=16 use a divisor"]
+    assert "Traceback" not in result.get_msg()
+
+
+def test_latest_helpers(tmp_path):
+    link = tmp_path / "latest"
+    assert not cli.latest_points_at(str(link), "d1")
+    cli.point_latest(str(link), "d1")
+    assert cli.latest_points_at(str(link), "d1")
+    assert not cli.latest_points_at(str(link), "d2")
+    cli.remove_link(str(link))
+    assert not link.is_symlink()

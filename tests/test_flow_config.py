@@ -1,0 +1,95 @@
+"""lego_build.flow.config: composition, one-line errors naming the key, design ids."""
+from __future__ import annotations
+
+import pytest
+
+from lego_build.flow.config import CONF_DIR, available_options, compose, design_id, group_slice
+from lego_build.flow.schema import GROUPS, ConfigError, LegoConfig
+
+
+def test_compose_defaults():
+    cfg = compose()
+    assert isinstance(cfg, LegoConfig)
+    assert cfg.workload.name == "gemm"
+    assert cfg.arch.name == "systolic"
+    assert cfg.mapper.name == "pfm"
+    assert cfg.optimizer.name == "lego"
+    assert cfg.target.name == "verilator"
+    assert (cfg.workload.M, cfg.workload.N, cfg.workload.K) == (16, 16, 16)
+    assert (cfg.arch.rows, cfg.arch.cols) == (4, 4)
+
+
+def test_overrides_apply_in_order():
+    cfg = compose(["arch.rows=8", "workload.M=32", "arch.rows=2"])
+    assert cfg.arch.rows == 2
+    assert cfg.workload.M == 32
+
+
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("workload=nope", "workload"),
+        ("workload.M=-3", "workload.M"),
+        ("arch.rows=abc", "arch.rows"),
+        ("arch.foo=1", "arch.foo"),
+        ("+arch.foo=1", "arch.foo"),
+        ("mapper.objective=x", "mapper.objective"),
+        ("workload.M=1.5", "workload.M"),
+    ],
+)
+def test_bad_override_names_the_key(override, key):
+    with pytest.raises(ConfigError) as info:
+        compose([override])
+    message = str(info.value)
+    assert key in message
+    assert "\n" not in message
+    assert "Traceback" not in message
+
+
+def test_unknown_preset_lists_the_valid_ones():
+    with pytest.raises(ConfigError) as info:
+        compose(["workload=nope"])
+    message = str(info.value)
+    assert "nope" in message
+    for preset in available_options("workload"):
+        assert preset in message
+
+
+def test_design_id_stable_and_covers_arch_and_workload_only():
+    base = design_id(compose())
+    assert base == design_id(compose())
+    assert base.startswith("systolic-gemm-")
+    suffix = base.rsplit("-", 1)[1]
+    assert len(suffix) == 8 and all(c in "0123456789abcdef" for c in suffix)
+    assert design_id(compose(["arch.rows=8"])) != base
+    assert design_id(compose(["workload.M=32"])) != base
+    assert design_id(compose(["target.seed=2"])) == base
+    assert design_id(compose(["mapper.objective=latency"])) == base
+    assert design_id(compose(["optimizer=greedy"])) == base
+
+
+def test_group_slice_is_plain_json_data():
+    import json
+
+    cfg = compose()
+    for group in GROUPS:
+        data = group_slice(cfg, group)
+        assert isinstance(data, dict)
+        json.dumps(data)  # config_changed hashes it as JSON
+
+
+def _presets():
+    for group in GROUPS:
+        for path in sorted((CONF_DIR / group).glob("*.yaml")):
+            yield group, path.stem
+
+
+@pytest.mark.parametrize("group, preset", list(_presets()))
+def test_every_preset_composes(group, preset):
+    cfg = compose([f"{group}={preset}"])
+    assert getattr(cfg, group).name == preset
+
+
+def test_every_group_has_a_preset():
+    for group in GROUPS:
+        assert available_options(group), f"conf/{group}/ has no presets"

@@ -17,6 +17,12 @@ from lego_build.ir.adg import ADG
 from lego_build.ir.dag import DAG, BufferSpec, Edge, Node
 
 
+#: primitive latencies L_v (pipeline registers inside the primitive)
+LAT_READ, LAT_MUL, LAT_ACC = 1, 1, 1
+#: cycles from a time step's address to its accumulated value: read, multiply, accumulate
+FU_PIPELINE = LAT_READ + LAT_MUL + LAT_ACC
+
+
 def addr_bits(depth: int) -> int:
     return max(1, ceil(log2(depth)))
 
@@ -49,7 +55,7 @@ def build_dag(adg: ADG) -> DAG:
         parent = {link.dst: link.src for link in net.links}
         for lane, s in enumerate(net.ports):
             rd = f"rd_{net.tensor}_{lane}"
-            nodes.append(Node(rd, "read", 1, net.bits, (("lane", str(lane)), ("tensor", net.tensor))))
+            nodes.append(Node(rd, "read", LAT_READ, net.bits, (("lane", str(lane)), ("tensor", net.tensor))))
             edges.append(Edge(f"agen_{net.tensor}", "addr", rd, "addr", aw))
         lane_of = {s: lane for lane, s in enumerate(net.ports)}
         for s in adg.fus:
@@ -65,8 +71,8 @@ def build_dag(adg: ADG) -> DAG:
     for s in adg.fus:
         f = fu_name(s)
         # widths start conservative (accumulator wide); the bitwidth pass narrows them
-        nodes.append(Node(f"mul_{f}", "mul", 1, adg.acc_bits))
-        nodes.append(Node(f"acc_{f}", "acc", 1, adg.acc_bits))
+        nodes.append(Node(f"mul_{f}", "mul", LAT_MUL, adg.acc_bits))
+        nodes.append(Node(f"acc_{f}", "acc", LAT_ACC, adg.acc_bits))
         edges += [
             Edge(f"pin_{a.tensor}_{f}", "out", f"mul_{f}", "a", a.bits),
             Edge(f"pin_{b.tensor}_{f}", "out", f"mul_{f}", "b", b.bits),

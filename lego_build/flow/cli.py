@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Iterable, Mapping, NoReturn, Optional
@@ -136,10 +137,35 @@ def point_latest(link: str, target: str) -> None:
     point_symlink(Path(link), target)
 
 
-def prune_empty_dirs(top: str) -> None:
+def owned_dirs(stage, stages) -> list[str]:
+    """Sub-directories of the design dir that only ``stage`` writes into (``rtl`` for emit).
+
+    Such a directory is removed whole by the stage's clean action, so files a stage
+    writes besides its declared targets (e.g. every module of ``rtl/``) go too.
+    """
+    def top_dirs(s) -> set[str]:
+        return {o.split("/", 1)[0] for o in s.outputs if "/" in o}
+
+    others: set[str] = set()
+    for other in stages:
+        if other.name != stage.name:
+            others |= top_dirs(other) | {i.split("/", 1)[0] for i in other.outputs}
+    return sorted(top_dirs(stage) - others)
+
+
+def remove_tree(path: str, dryrun: bool = False) -> None:
+    """clean action: remove a generated directory (not followed if it is a symlink)."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        return
+    print(f"removing directory '{path}'")
+    if not dryrun:
+        shutil.rmtree(path)
+
+
+def prune_empty_dirs(top: str, dryrun: bool = False) -> None:
     """clean action: remove directories left empty under ``top`` (and ``top`` itself)."""
     top_path = Path(top)
-    if not top_path.is_dir() or top_path.is_symlink():
+    if dryrun or not top_path.is_dir() or top_path.is_symlink():
         return
     for dirpath, _dirnames, _files in sorted(os.walk(top_path), key=lambda w: -len(Path(w[0]).parts)):
         try:
@@ -148,7 +174,10 @@ def prune_empty_dirs(top: str) -> None:
             pass
 
 
-def remove_link(link: str) -> None:
-    """clean action for ``out/latest``."""
-    if os.path.islink(link):
-        os.unlink(link)
+def clean_design(link: str, design: str, design_dir: str, dryrun: bool = False) -> None:
+    """clean action of ``build``: drop ``out/latest`` if it names this design, then the design dir."""
+    if latest_points_at(link, design):
+        print(f"removing link '{link}'")
+        if not dryrun:
+            os.unlink(link)
+    remove_tree(design_dir, dryrun)

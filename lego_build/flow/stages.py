@@ -11,7 +11,7 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .schema import LegoConfig
+from .schema import GROUPS, LegoConfig
 
 
 class StageError(RuntimeError):
@@ -32,17 +32,23 @@ STAGES: tuple[Stage, ...] = (
     Stage("map", ("workload", "arch", "mapper"), ("analysis.json",), ("mapping.json",), "lego_build.mapping.stage:run"),
     Stage("graph", ("workload", "arch"), (), ("adg.json", "adg.dot"), "lego_build.frontend.stage:run"),
     Stage("optimize", ("optimizer",), ("adg.json",), ("dag.json", "passes.json"), "lego_build.backend.stage:run"),
-    Stage("emit", ("target",), ("dag.json",), ("rtl/lego_top.v", "rtl/filelist.f"), "lego_build.emit.stage:run"),
+    Stage(
+        "emit",
+        ("target",),
+        ("dag.json",),
+        ("rtl/lego_top.v", "rtl/host_interface.json", "rtl/manifest.json", "rtl/filelist.f"),
+        "lego_build.emit.stage:run",
+    ),
     Stage(
         "simulate",
         ("workload", "target"),
-        ("rtl/lego_top.v", "dag.json", "mapping.json"),
+        ("rtl/manifest.json", "rtl/host_interface.json", "adg.json", "mapping.json"),
         ("sim/result.json",),
         "lego_build.sim.stage:run",
     ),
     Stage(
         "report",
-        (),
+        GROUPS,
         ("analysis.json", "mapping.json", "adg.json", "passes.json", "sim/result.json"),
         ("report.md", "summary.json"),
         "lego_build.report.stage:run",

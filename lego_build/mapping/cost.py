@@ -7,13 +7,17 @@ input tensor reads one word per temporal step; outputs are written once per
 element and tile. Hops: every link moves one word per step. DRAM: each tensor
 crosses once (the whole layer is resident in L1; buffer fit is checked by the
 mapper). Latency is a roofline of compute steps plus array fill against DRAM
-transfer cycles (double buffering assumed).
+transfer cycles (double buffering assumed). Compute cycles follow the generated
+controller exactly: one cycle to accept ``start``, one per time step, then the
+array's skew ``sum |c_j| (R_j - 1)`` plus the FU pipeline (buffer read, multiply,
+accumulate) before the last write.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from math import ceil, prod
 
+from lego_build.backend.codegen import FU_PIPELINE
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.workload import Kernel
 
@@ -58,7 +62,7 @@ def evaluate(kernel: Kernel, mapping: Mapping, nets: tuple[NetShape, ...], arch)
         ("dram", dram_words * e.dram_pj),
     )
     fill = sum(abs(c) * (extent - 1) for c, (_, extent) in zip(arch.control_flow, mapping.spatial))
-    compute = steps + fill
+    compute = 1 + steps + max(1, fill + FU_PIPELINE)
     dram_bytes = sum(t.size * ceil(t.bits / 8) for t in kernel.tensors)
     dram = ceil(dram_bytes / arch.dram_bytes_per_cycle)
     return Cost(

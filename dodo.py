@@ -74,7 +74,11 @@ def _make_stage_task(stage):
             "file_dep": [_design_path(p) for p in stage.inputs],
             "targets": [_design_path(p) for p in stage.outputs],
             "uptodate": [config_changed({**{g: group_slice(CFG, g) for g in stage.groups}, "code": CODE_HASH})],
-            "clean": [clean_targets, (cli.prune_empty_dirs, [DESIGN_DIR])],
+            "clean": [
+                clean_targets,
+                *[(cli.remove_tree, [_design_path(d)]) for d in cli.owned_dirs(stage, STAGES)],
+                (cli.prune_empty_dirs, [DESIGN_DIR]),
+            ],
         }
 
     task_stage.__name__ = task_stage.__qualname__ = f"task_{stage.name}"
@@ -98,5 +102,5 @@ def task_build():
         "actions": [(_point_latest,)],
         "task_dep": [f"{stage.name}:{DESIGN_ID}" for stage in STAGES],
         "uptodate": [(cli.latest_points_at, [LATEST, DESIGN_ID])],
-        "clean": [(cli.remove_link, [LATEST])],
+        "clean": [(cli.clean_design, [LATEST, DESIGN_ID, DESIGN_DIR])],
     }

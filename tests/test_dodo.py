@@ -265,6 +265,24 @@ def test_clean_removes_targets_and_latest(built, tmp_path):
     assert (out / ".doit.db").is_file()
 
 
+@pytest.mark.slow
+def test_clean_one_stage_removes_only_its_outputs(built, tmp_path):
+    project, _ = built
+    work = copy_project(project, tmp_path / "proj", keep_mtimes=True)
+    design_dir = work / "out" / base_design_id()
+    proc = doit(work, "clean", f"emit:{base_design_id()}", *BASE)
+    check_ok(proc)
+    assert not (design_dir / "rtl").exists()
+    for stage in STAGES:
+        if stage.name != "emit":
+            for output in stage.outputs:
+                assert (design_dir / output).is_file(), output
+    rebuilt = doit(work, "build", *BASE)
+    check_ok(rebuilt)
+    assert "emit" in ran(rebuilt.stdout)
+    assert not ran(rebuilt.stdout) & {"analyze", "map", "graph", "optimize"}
+
+
 # --------------------------------------------------------------------------- doit verbs, load cost
 def test_list_shows_every_stage(tmp_path):
     project = make_project(tmp_path / "proj")
@@ -380,5 +398,25 @@ def test_latest_helpers(tmp_path):
     cli.point_latest(str(link), "d1")
     assert cli.latest_points_at(str(link), "d1")
     assert not cli.latest_points_at(str(link), "d2")
-    cli.remove_link(str(link))
-    assert not link.is_symlink()
+    design_dir = tmp_path / "d1"
+    (design_dir / "rtl").mkdir(parents=True)
+    (design_dir / "rtl" / "m.v").write_text("module m; endmodule\n")
+    cli.clean_design(str(link), "d2", str(design_dir), dryrun=True)
+    assert link.is_symlink() and design_dir.is_dir()
+    cli.clean_design(str(link), "d2", str(tmp_path / "d2"))
+    assert link.is_symlink()  # points at another design: kept
+    cli.clean_design(str(link), "d1", str(design_dir))
+    assert not link.is_symlink() and not design_dir.exists()
+
+
+def test_owned_dirs_follow_the_stage_table():
+    owned = {s.name: cli.owned_dirs(s, STAGES) for s in STAGES}
+    for stage in STAGES:
+        for d in owned[stage.name]:
+            assert all(o.startswith(f"{d}/") or not o.startswith(d) for o in stage.outputs)
+            for other in STAGES:
+                if other.name != stage.name:
+                    assert not any(o.split("/", 1)[0] == d for o in other.outputs)
+    by_name = {s.name: s for s in STAGES}
+    if "rtl/lego_top.v" in by_name["emit"].outputs:
+        assert owned["emit"] == ["rtl"]

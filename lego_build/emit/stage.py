@@ -31,6 +31,9 @@ def run(cfg: LegoConfig, design_dir: Path) -> None:
     files = emit_files(dag)
     rtl = design_dir / "rtl"
     names = sorted(files)
+    for stale in rtl.glob("*.v") if rtl.exists() else ():
+        if stale.stem not in files:
+            stale.unlink()
     for name in names:
         write_text(rtl / f"{name}.v", files[name])
     write_json(rtl / "host_interface.json", asdict(host_map(dag)))

@@ -11,6 +11,7 @@ integral; variables are declared integer anyway.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 from lego_build.flow.stages import StageError
@@ -53,7 +54,7 @@ def lp_schedule(dag: DAG, time_limit_s: float) -> tuple[dict[str, int], float]:
 
     lat = {n.name: n.latency for n in dag.nodes}
     prob = pulp.LpProblem("delay_matching", pulp.LpMinimize)
-    var = {n.name: pulp.LpVariable(f"D_{i}", lowBound=0, cat="Integer") for i, n in enumerate(dag.nodes)}
+    var = {n.name: prob.add_variable(f"D_{i}", lowBound=0, cat="Integer") for i, n in enumerate(dag.nodes)}
     prob += pulp.lpSum(e.width * (var[e.dst] - var[e.src] - lat[e.dst]) for e in dag.edges)
     for i, e in enumerate(dag.edges):
         prob += var[e.dst] - var[e.src] >= lat[e.dst], f"e{i}"
@@ -64,7 +65,9 @@ def lp_schedule(dag: DAG, time_limit_s: float) -> tuple[dict[str, int], float]:
         ref, ref_off = anchors[0]
         for name, off in anchors[1:]:
             prob += var[name] - var[ref] == off - ref_off, f"anchor_{name}"
-    status = prob.solve(pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s))
+    with warnings.catch_warnings():  # PuLP 3 flags its bundled CBC for PuLP 4; it is what ships today
+        warnings.simplefilter("ignore", DeprecationWarning)
+        status = prob.solve(pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s))
     if pulp.LpStatus[status] != "Optimal":
         raise StageError(
             f"delay-matching LP ended {pulp.LpStatus[status]!r}; raise optimizer.time_limit_s or use optimizer=greedy"

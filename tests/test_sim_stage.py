@@ -3,6 +3,7 @@ import pytest
 
 from lego_build import compose, run_all
 from lego_build.flow.atomic import read_json
+from lego_build.flow.validate import validate
 from lego_build.sim.verilator import require_verilator
 
 
@@ -17,14 +18,18 @@ def _verilator():
     ["arch.rows=3", "arch.cols=5", "arch.control_flow=[1,0]", "workload.M=10", "workload.N=11",
      "workload.K=7", "optimizer=greedy", "target.seed=7"],
     ["arch.spatial=[n,m]", "arch.control_flow=[0,0]", "workload.M=9", "workload.N=6", "workload.K=1"],
-], ids=["default", "8x8-32x24x40", "3x5-greedy", "broadcast-transposed"])
-def test_gemm_bit_exact_and_cycles_predicted(tmp_path, overrides):
+    # a strided, padded conv on an output-row/column (ShiDianNao-like) unrolling
+    ["workload=conv2d", "arch.spatial=[oh,ow]", "workload.in_h=9", "workload.in_w=7", "workload.in_ch=3",
+     "workload.out_ch=5", "workload.stride=2", "workload.pad=1"],
+], ids=["default", "8x8-32x24x40", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1"])
+def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
     cfg = compose(overrides)
+    validate(cfg)
     run_all(cfg, tmp_path)
     result = read_json(tmp_path / "sim" / "result.json")
     assert result["match"], result
     assert result["mismatches"] == 0
-    assert result["outputs"] == cfg.workload.M * cfg.workload.N
+    assert result["outputs"] == read_json(tmp_path / "analysis.json")["layers"][0]["tensors"]["Y"]["bytes"] // 4
     assert result["cycles_simulated"] == result["cycles_predicted"], result
     assert result["lint"] == "clean"
     mapping = read_json(tmp_path / "mapping.json")["layers"][0]

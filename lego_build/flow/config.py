@@ -7,6 +7,7 @@ schemas of :mod:`lego_build.flow.schema` (unknown keys and wrong types fail here
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -18,20 +19,15 @@ from .schema import GROUPS, SCHEMAS, ConfigError, LegoConfig
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
-_registered = False
-
-
+@functools.cache
 def _register() -> None:
-    global _registered
-    if _registered:
-        return
+    """Store the schemas once per process (the ConfigStore is Hydra's singleton)."""
     from hydra.core.config_store import ConfigStore
 
     cs = ConfigStore.instance()
     cs.store(name="base_config", node=LegoConfig)
     for group, name, schema in SCHEMAS:
         cs.store(group=group, name=name, node=schema)
-    _registered = True
 
 
 def available_options(group: str, conf_dir: Path = CONF_DIR) -> list[str]:

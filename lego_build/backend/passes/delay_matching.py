@@ -37,8 +37,11 @@ def greedy_schedule(dag: DAG) -> dict[str, int]:
     while True:
         d: dict[str, int] = {}
         for node in order:
-            ready = max((d[u] for u in preds[node.name]), default=-lat[node.name])
-            d[node.name] = max(lower[node.name], ready + lat[node.name]) if preds[node.name] else 0
+            if not preds[node.name]:  # sources: registers of the time step itself
+                d[node.name] = 0
+                continue
+            ready = max(d[u] for u in preds[node.name]) + lat[node.name]
+            d[node.name] = max(lower[node.name], ready)
         base = max((d[v] - off for v, off in anchors.items()), default=0)
         changed = False
         for v, off in anchors.items():

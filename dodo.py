@@ -21,7 +21,7 @@ from doit.tools import config_changed
 
 from lego_build.flow import cli
 from lego_build.flow.config import design_id, group_slice
-from lego_build.flow.stages import STAGES
+from lego_build.flow.stages import STAGES, config_file_deps
 
 OUT = "out"
 LATEST = f"{OUT}/latest"
@@ -71,7 +71,7 @@ def _make_stage_task(stage):
             "name": DESIGN_ID,
             "doc": _stage_doc(stage),
             "actions": [(cli.run_stage_action, [stage.name, CFG, DESIGN_DIR])],
-            "file_dep": [_design_path(p) for p in stage.inputs],
+            "file_dep": [_design_path(p) for p in stage.inputs] + config_file_deps(stage, CFG),
             "targets": [_design_path(p) for p in stage.outputs],
             "uptodate": [config_changed({**{g: group_slice(CFG, g) for g in stage.groups}, "code": CODE_HASH})],
             "clean": [

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 import pytest
 
 from lego_build import compose
-from lego_build.analysis.kernels import kernel_from_config
+from lego_build.analysis.workloads import workload_from_config
 from lego_build.backend.codegen import build_dag
 from lego_build.backend.passes import Pass, check_order, pipeline
 from lego_build.backend.passes.bitwidth import signed_bits
@@ -66,7 +66,7 @@ def test_lp_moves_registers_to_narrow_edges_greedy_does_not():
 
 def test_systolic_array_lp_beats_greedy_and_matches_every_path():
     cfg = compose(["arch.rows=8", "arch.cols=8"])
-    adg = build_adg(kernel_from_config(cfg.workload), cfg.arch)
+    adg = build_adg(workload_from_config(cfg.workload).layers[0].kernel, cfg.arch)
     lp, log_lp, _ = optimize(adg, LP)
     greedy, log_greedy, _ = optimize(adg, GREEDY)
     assert lp.register_bits() < greedy.register_bits()
@@ -84,7 +84,7 @@ def test_systolic_array_lp_beats_greedy_and_matches_every_path():
 
 def test_bitwidth_pass_narrows_products_to_16_bits():
     cfg = compose([])
-    dag = build_dag(build_adg(kernel_from_config(cfg.workload), cfg.arch))
+    dag = build_dag(build_adg(workload_from_config(cfg.workload).layers[0].kernel, cfg.arch))
     assert dag.node("mul_0_0").width == 32
     from lego_build.backend.passes import bitwidth
 

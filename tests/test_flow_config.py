@@ -84,10 +84,20 @@ def _presets():
             yield group, path.stem
 
 
+MODEL_FILE_PRESETS = {"onnx", "tflite", "timeloop"}
+
+
 @pytest.mark.parametrize("group, preset", list(_presets()))
 def test_every_preset_composes(group, preset):
-    cfg = compose([f"{group}={preset}"])
+    extra = [f"workload.path=model.{preset}"] if group == "workload" and preset in MODEL_FILE_PRESETS else []
+    cfg = compose([f"{group}={preset}", *extra])
     assert getattr(cfg, group).name == preset
+
+
+@pytest.mark.parametrize("preset", sorted(MODEL_FILE_PRESETS))
+def test_model_file_presets_need_a_path(preset):
+    with pytest.raises(ConfigError, match=r"^workload.path: give the"):
+        compose([f"workload={preset}"])
 
 
 def test_every_group_has_a_preset():

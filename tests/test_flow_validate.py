@@ -5,9 +5,10 @@ from lego_build.flow.validate import validate
 
 
 @pytest.mark.parametrize("overrides, key", [
-    (["workload=conv2d"], "arch.spatial[0]='m'"),
+    (["arch.spatial=[m,q]"], "arch.spatial[1]='q'"),
     (["arch.spatial=[m,k]"], "arch.spatial[1]='k' is a reduction dim"),
-    (["workload.M=4096", "workload.K=64", "arch.buffer_depth=1024"], "arch.buffer_depth=1024"),
+    (["arch.family=conv2d"], "arch.spatial[0]='m': arch.family=conv2d has no such dim"),
+    (["workload=onnx", "workload.path=missing.onnx"], "workload.path=missing.onnx"),
 ])
 def test_cross_group_errors_name_the_key(overrides, key):
     with pytest.raises(ConfigError) as err:
@@ -16,6 +17,12 @@ def test_cross_group_errors_name_the_key(overrides, key):
     assert "\n" not in str(err.value)
 
 
-def test_defaults_and_conv_on_output_dims_are_valid():
-    validate(compose([]))
-    validate(compose(["workload=conv2d", "arch.spatial=[k,ow]", "arch.buffer_depth=16384"]))
+@pytest.mark.parametrize("overrides", [
+    [],
+    ["workload=conv2d"],  # lowered to GEMM by im2col
+    ["workload=conv2d", "arch.family=conv2d", "arch.spatial=[oc,ow]"],
+    ["workload=attention"],
+    ["workload=mttkrp"],  # nothing maps on a GEMM array, but analysis must still run
+])
+def test_valid_combinations(overrides):
+    validate(compose(overrides))

@@ -1,35 +1,56 @@
+import pytest
+
 from lego_build import compose
-from lego_build.analysis.kernels import kernel_from_config
-from lego_build.mapping.stage import map_layer
+from lego_build.analysis.kernels import gemm
+from lego_build.analysis.workloads import workload_from_config
+from lego_build.frontend.adg_build import build_adg
+from lego_build.mapping.stage import map_layer, map_workload
+
+
+def _map(overrides):
+    cfg = compose(overrides)
+    (layer,) = workload_from_config(cfg.workload).layers
+    return map_layer(layer.kernel, build_adg(layer.kernel, cfg.arch), cfg.arch, cfg.mapper)
 
 
 def test_search_rejects_with_reasons_and_keeps_reduction_innermost():
-    cfg = compose(["workload.M=32", "workload.N=24", "workload.K=40", "arch.rows=8", "arch.cols=8"])
-    result = map_layer(kernel_from_config(cfg.workload), cfg.arch, cfg.mapper)
+    result = _map(["workload.M=32", "workload.N=24", "workload.K=40", "arch.rows=8", "arch.cols=8"])
     assert result["candidates"] == {"valid": 2, "rejected": 4}
     assert all("reduction loops must be innermost" in r for r in result["rejections"])
     temporal = result["mapping"]["temporal"]
     assert temporal[-1]["dim"] == "k" and temporal[-1]["bound"] == 40
-    assert {lp["dim"]: lp["bound"] for lp in temporal} == {"m": 4, "n": 3, "k": 40}
+    assert {lp["dim"]: lp["bound"] for lp in temporal} == {"b": 1, "m": 4, "n": 3, "k": 40}
     assert result["utilization"] == 1.0
     # one cycle to start, 480 steps, then skew 7+7 and the read/multiply/accumulate pipeline
     assert result["compute_cycles"] == 1 + 4 * 3 * 40 + 14 + 3
 
 
-def test_buffer_too_small_is_a_reason_not_a_crash():
-    cfg = compose(["workload.M=64", "workload.K=64", "arch.buffer_depth=64"])
-    kernel = kernel_from_config(cfg.workload)
-    import pytest
-
-    from lego_build.flow.stages import StageError
-
-    with pytest.raises(StageError, match="arch.buffer_depth=64"):
-        map_layer(kernel, cfg.arch, cfg.mapper)
-
-
-def test_objective_changes_nothing_it_should_not():
-    cfg = compose(["mapper.objective=latency"])
-    latency = map_layer(kernel_from_config(cfg.workload), cfg.arch, cfg.mapper)
-    cfg = compose(["mapper.objective=edp"])
-    edp = map_layer(kernel_from_config(cfg.workload), cfg.arch, cfg.mapper)
+def test_objectives_agree_on_this_mapspace():
+    latency = _map(["mapper.objective=latency"])
+    edp = _map(["mapper.objective=edp"])
     assert latency["cycles"] == edp["cycles"] == 1 + 4 * 4 * 16 + 6 + 3
+
+
+def test_network_layers_lowered_and_identical_layers_mapped_once():
+    cfg = compose([])
+    layers = [({"name": f"l{i}", "op": "matmul", "count": 2}, gemm(20, 12, 9)) for i in range(3)]
+    layers.append(({"name": "relu", "op": "relu", "count": 1}, None))
+    result = map_workload(layers, cfg.arch, cfg.mapper)
+    assert result["totals"]["distinct_mapped"] == 1
+    assert result["totals"]["layers_mapped"] == 6
+    assert result["totals"]["macs"] == 6 * 20 * 12 * 9
+    assert [e["name"] for e in result["layers"]] == ["l0", "l1", "l2"]
+
+
+def test_layer_whose_reuse_breaks_a_link_is_reported():
+    # Eyeriss-like KH-OH unrolling: X moves along the diagonal Δs=(1,-1) only when stride == 1
+    from lego_build.analysis.kernels import conv2d
+    from lego_build.mapping.stage import link_conflict
+
+    cfg = compose(["arch.family=conv2d", "arch.spatial=[kh,oh]", "arch.control_flow=[0,0]"])
+    stride1 = conv2d(1, 4, 4, 8, 8, 3, 3, 1, 1)
+    adg = build_adg(stride1, cfg.arch)
+    assert any(tuple(b - a for a, b in zip(lk.src, lk.dst)) in {(1, -1), (-1, 1)} for lk in adg.net("X").links)
+    assert link_conflict(stride1, adg, cfg.arch) == ""
+    reason = link_conflict(conv2d(1, 4, 4, 8, 8, 3, 3, 2, 1), adg, cfg.arch)
+    assert reason.startswith("tensor X does not reuse data along the array's link")

@@ -22,8 +22,8 @@ def _walk(bounds, jump):
 
 def test_jumps_reproduce_affine_addresses_for_every_loop_order():
     kernel = gemm(10, 7, 5)
-    loops = {"m": Loop("m", 3, 4), "n": Loop("n", 2, 4), "k": Loop("k", 5, 1)}
-    for order in itertools.permutations("mnk"):
+    loops = {"b": Loop("b", 1, 1), "m": Loop("m", 3, 4), "n": Loop("n", 2, 4), "k": Loop("k", 5, 1)}
+    for order in itertools.permutations("bmnk"):
         mapping = Mapping((("m", 4), ("n", 4)), tuple(loops[d] for d in order))
         bounds = [lp.bound for lp in mapping.temporal]
         for tensor in "ABY":

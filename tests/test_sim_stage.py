@@ -19,7 +19,7 @@ def _verilator():
      "workload.K=7", "optimizer=greedy", "target.seed=7"],
     ["arch.spatial=[n,m]", "arch.control_flow=[0,0]", "workload.M=9", "workload.N=6", "workload.K=1"],
     # a strided, padded conv on an output-row/column (ShiDianNao-like) unrolling
-    ["workload=conv2d", "arch.spatial=[oh,ow]", "workload.in_h=9", "workload.in_w=7", "workload.in_ch=3",
+    ["workload=conv2d", "arch.family=conv2d", "arch.spatial=[oh,ow]", "workload.in_h=9", "workload.in_w=7", "workload.in_ch=3",
      "workload.out_ch=5", "workload.stride=2", "workload.pad=1"],
 ], ids=["default", "8x8-32x24x40", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1"])
 def test_bit_exact_and_cycles_predicted(tmp_path, overrides):

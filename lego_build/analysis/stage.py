@@ -1,39 +1,87 @@
-"""``analyze`` stage: workload IR -> ``analysis.json`` (seed 004 §3.1)."""
+"""``analyze`` stage: workload IR -> ``analysis.json`` (seed 004 §3.1, seed 000 Table 1).
+
+Every layer is described by its affine IR (dims, tensors, ``d = M i + b``) and
+classified by the unit that runs it: the FU ``array`` (a MAC loop nest), a ``ppu``
+(element-wise, normalisation, pooling, residual add: with its element count) or
+``layout`` (reshape, concat, transpose: data movement folded into addressing).
+Later stages rebuild the kernels from this file; the model is parsed once.
+The file's format is ``analysis.schema.json`` (shipped with the package).
+"""
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
-from lego_build.flow.atomic import write_json
+from lego_build.flow.atomic import read_json, write_json
 from lego_build.flow.schema import LegoConfig
-from lego_build.ir.workload import Kernel
+from lego_build.ir.serialize import from_jsonable, to_jsonable
+from lego_build.ir.workload import Kernel, Layer, Workload
 
-from .kernels import kernel_from_config
 from .reuse import reuse_table
+from .workloads import workload_from_config
+
+SCHEMA = Path(__file__).with_name("analysis.schema.json")
+
+
+def unit_of(layer: Layer) -> str:
+    if layer.kernel is not None:
+        return "array"
+    return "ppu" if layer.elements > 0 else "layout"
 
 
 def kernel_summary(kernel: Kernel) -> dict:
     return {
-        "kernel": kernel.name,
+        "family": kernel.name,
         "dims": {d.name: d.bound for d in kernel.dims},
         "macs": kernel.macs,
         "reduction_dims": [kernel.dims[d].name for d in kernel.reduction_dims],
         "tensors": {
-            t.name: {
-                "role": t.role,
-                "shape": list(t.shape),
-                "bits": t.bits,
-                "bytes": t.size * ((t.bits + 7) // 8),
-                "map": {"M": [list(r) for r in t.matrix], "b": list(t.bias)},
-            }
+            t.name: {"role": t.role, "shape": list(t.shape), "bits": t.bits, "bytes": t.size * ((t.bits + 7) // 8)}
             for t in kernel.tensors
         },
         "reuse": reuse_table(kernel),
-        "ppu_ops": {},
+        "ir": to_jsonable(kernel),
     }
 
 
+def layer_entry(layer: Layer) -> dict:
+    entry = {"name": layer.name, "op": layer.op, "unit": unit_of(layer), "count": layer.count}
+    if layer.kernel is not None:
+        entry.update(kernel_summary(layer.kernel))
+    else:
+        entry["elements"] = layer.elements
+    return entry
+
+
+def analysis_document(workload: Workload) -> dict:
+    ppu = Counter()
+    for layer in workload.layers:
+        if unit_of(layer) == "ppu":
+            ppu[layer.op] += layer.elements * layer.count
+    return {
+        "workload": workload.name,
+        "source": workload.source,
+        "layers": [layer_entry(layer) for layer in workload.layers],
+        "unmapped": [{"name": u.name, "op": u.op, "reason": u.reason} for u in workload.unmapped],
+        "totals": {
+            "macs": workload.macs,
+            "array_layers": sum(layer.count for layer in workload.array_layers),
+            "ppu_elements": dict(sorted(ppu.items())),
+        },
+    }
+
+
+def load_layers(design_dir: Path) -> list[tuple[dict, Kernel | None]]:
+    """``(entry, kernel)`` per layer of ``analysis.json``; the kernel is rebuilt from its IR."""
+    doc = read_json(design_dir / "analysis.json")
+    return [(e, from_jsonable(Kernel, e["ir"]) if e["unit"] == "array" else None) for e in doc["layers"]]
+
+
 def run(cfg: LegoConfig, design_dir: Path) -> None:
-    kernel = kernel_from_config(cfg.workload)
-    layer = {"name": cfg.workload.name, **kernel_summary(kernel)}
-    write_json(design_dir / "analysis.json", {"workload": cfg.workload.name, "layers": [layer]})
-    print(f"analyze: {cfg.workload.name}: 1 layer, {kernel.macs} MACs")
+    workload = workload_from_config(cfg.workload)
+    doc = analysis_document(workload)
+    write_json(design_dir / "analysis.json", doc)
+    totals = doc["totals"]
+    unmapped = f", {len(doc['unmapped'])} unmapped ops" if doc["unmapped"] else ""
+    print(f"analyze: {workload.name}: {len(workload.layers)} layers, {totals['array_layers']} on the array, "
+          f"{totals['macs']:,} MACs{unmapped}")

@@ -69,21 +69,22 @@ def _one_line(exc: BaseException, overrides: list[str], conf_dir: Path) -> str:
     return first
 
 
-def _reject_extra_keys(node: Any, schema: Any, path: str) -> None:
+def _reject_extra_keys(node: Any, schema: type, path: str) -> None:
     """Hydra lets ``+group.key=v`` append keys; a schema-checked tool must not."""
+    import typing
     from dataclasses import fields, is_dataclass
 
     from omegaconf import DictConfig
 
     if not (isinstance(node, DictConfig) and is_dataclass(schema)):
         return
-    known = {f.name: f for f in fields(schema)}
+    hints = typing.get_type_hints(schema)
+    known = {f.name for f in fields(schema)}
     for key in node.keys():
         if key not in known:
             raise ConfigError(f"{path}.{key}: unknown config key (check the spelling)")
-        value = getattr(schema, key, None)
-        if is_dataclass(value):
-            _reject_extra_keys(node[key], value, f"{path}.{key}")
+        if is_dataclass(hints[key]):
+            _reject_extra_keys(node[key], hints[key], f"{path}.{key}")
 
 
 def compose(overrides: Iterable[str] = (), conf_dir: Path = CONF_DIR) -> LegoConfig:
@@ -101,7 +102,7 @@ def compose(overrides: Iterable[str] = (), conf_dir: Path = CONF_DIR) -> LegoCon
         with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
             cfg = hydra_compose(config_name="config", overrides=overrides)
         for group in GROUPS:
-            _reject_extra_keys(cfg[group], OmegaConf.get_type(cfg[group])(), group)
+            _reject_extra_keys(cfg[group], OmegaConf.get_type(cfg[group]), group)
         obj = OmegaConf.to_object(cfg)
     except ConfigError:
         raise

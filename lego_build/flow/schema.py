@@ -31,28 +31,30 @@ def _choice(group: str, name: str, value: str, choices: tuple[str, ...]) -> None
 
 
 # --------------------------------------------------------------------------- workload
+# ``kind`` selects how the workload is built (lego_build.analysis.workloads.workload_from_config).
 @dataclass
 class GemmWorkload:
-    """``Y[m, n] += A[m, k] * B[k, n]`` with signed ``bits``-bit operands."""
+    """``Y[b, m, n] += A[b, m, k] * B[b, k, n]`` with signed ``bits``-bit operands."""
 
     name: str = "gemm"
-    kernel: str = "gemm"
+    kind: str = "gemm"
     M: int = 16
     N: int = 16
     K: int = 16
+    batch: int = 1
     bits: int = 8
 
     def __post_init__(self) -> None:
-        _choice("workload", "kernel", self.kernel, ("gemm",))
-        _positive("workload", self, "M", "N", "K", "bits")
+        _choice("workload", "kind", self.kind, ("gemm",))
+        _positive("workload", self, "M", "N", "K", "batch", "bits")
 
 
 @dataclass
 class Conv2dWorkload:
-    """``Y[n, k, oh, ow] += X[n, c, oh*stride + kh - pad, ow*stride + kw - pad] * W[k, c, kh, kw]``."""
+    """``Y[n, k, oh, ow] += X[n, c, s*oh + d*kh - pad, s*ow + d*kw - pad] * W[k, c, kh, kw]``, grouped."""
 
     name: str = "conv2d"
-    kernel: str = "conv2d"
+    kind: str = "conv2d"
     batch: int = 1
     in_ch: int = 16
     out_ch: int = 16
@@ -62,16 +64,89 @@ class Conv2dWorkload:
     kw: int = 3
     stride: int = 1
     pad: int = 1
+    dilation: int = 1
+    groups: int = 1
     bits: int = 8
 
     def __post_init__(self) -> None:
-        _choice("workload", "kernel", self.kernel, ("conv2d",))
-        _positive("workload", self, "batch", "in_ch", "out_ch", "in_h", "in_w", "kh", "kw", "stride", "bits")
+        _choice("workload", "kind", self.kind, ("conv2d",))
+        _positive("workload", self, "batch", "in_ch", "out_ch", "in_h", "in_w", "kh", "kw", "stride",
+                  "dilation", "groups", "bits")
         if self.pad < 0:
             raise ConfigError(f"workload.pad={self.pad}: must be >= 0")
+        for key in ("in_ch", "out_ch"):
+            if getattr(self, key) % self.groups:
+                raise ConfigError(f"workload.{key}={getattr(self, key)}: not divisible by workload.groups={self.groups}")
         for axis, size, k in (("h", self.in_h, self.kh), ("w", self.in_w, self.kw)):
-            if size + 2 * self.pad < k:
+            if size + 2 * self.pad < self.dilation * (k - 1) + 1:
                 raise ConfigError(f"workload.in_{axis}={size}: smaller than the kernel k{axis}={k} even with padding")
+
+
+@dataclass
+class MttkrpWorkload:
+    """``D[i, j] += A[i, k, l] * B[k, j] * C[l, j]``."""
+
+    name: str = "mttkrp"
+    kind: str = "mttkrp"
+    I: int = 64
+    J: int = 16
+    K: int = 32
+    L: int = 32
+    bits: int = 8
+
+    def __post_init__(self) -> None:
+        _choice("workload", "kind", self.kind, ("mttkrp",))
+        _positive("workload", self, "I", "J", "K", "L", "bits")
+
+
+@dataclass
+class AttentionWorkload:
+    """Scaled dot-product attention: ``S = Q K^T`` and ``O = softmax(S) V`` per head."""
+
+    name: str = "attention"
+    kind: str = "attention"
+    batch: int = 1
+    heads: int = 12
+    seq_q: int = 128
+    seq_kv: int = 128
+    head_dim: int = 64
+    bits: int = 8
+
+    def __post_init__(self) -> None:
+        _choice("workload", "kind", self.kind, ("attention",))
+        _positive("workload", self, "batch", "heads", "seq_q", "seq_kv", "head_dim", "bits")
+
+
+@dataclass
+class NetworkWorkload:
+    """A built-in network from published layer shapes (``lego_build.workloads``)."""
+
+    name: str = MISSING
+    kind: str = "network"
+    network: str = MISSING
+    batch: int = 1
+    bits: int = 8
+
+    def __post_init__(self) -> None:
+        _choice("workload", "kind", self.kind, ("network",))
+        _positive("workload", self, "batch", "bits")
+
+
+@dataclass
+class ModelFileWorkload:
+    """A model file: ONNX, TFLite flatbuffer, or a Timeloop problem YAML."""
+
+    name: str = MISSING
+    kind: str = MISSING
+    path: str = MISSING
+    batch: int = 1
+    bits: int = 8
+
+    def __post_init__(self) -> None:
+        _choice("workload", "kind", self.kind, ("onnx", "tflite", "timeloop"))
+        _positive("workload", self, "batch", "bits")
+        if not self.path:
+            raise ConfigError(f"workload.path: give the {self.kind} file, e.g. workload.path=model.{self.kind}")
 
 
 # --------------------------------------------------------------------------- arch
@@ -89,12 +164,14 @@ class EnergyConf:
 class ArchConf:
     """A 2-D FU array with one spatial dataflow.
 
-    ``spatial`` is ``M_S->I`` written by name: ``spatial[j]`` is the iteration dim
-    unrolled along array axis ``j`` (rows, then cols). ``control_flow`` is the
-    vector ``c`` of seed 004 eq. 3.6.
+    ``spatial`` is ``M_S->I`` written by name: ``spatial[j]`` is the iteration dim of
+    kernel family ``family`` unrolled along array axis ``j`` (rows, then cols); layers
+    of other families are lowered to it (lego_build.analysis.lowering).
+    ``control_flow`` is the vector ``c`` of seed 004 eq. 3.6.
     """
 
     name: str = "systolic"
+    family: str = "gemm"
     rows: int = 4
     cols: int = 4
     fu: str = "mac"
@@ -112,6 +189,7 @@ class ArchConf:
     def __post_init__(self) -> None:
         _positive("arch", self, "rows", "cols", "operand_bits", "acc_bits", "d_s", "buffer_depth", "max_fus")
         _choice("arch", "fu", self.fu, ("mac",))
+        _choice("arch", "family", self.family, ("gemm", "conv2d", "mttkrp", "ttmc"))
         if self.rows * self.cols > self.max_fus:
             raise ConfigError(
                 f"arch.rows x arch.cols = {self.rows * self.cols} FUs exceeds arch.max_fus={self.max_fus}"
@@ -166,9 +244,10 @@ class TargetConf:
     waveform: bool = False
     seed: int = 1
     max_cycles: int = 10_000_000
+    tile_steps: int = 20_000
 
     def __post_init__(self) -> None:
-        _positive("target", self, "max_cycles")
+        _positive("target", self, "max_cycles", "tile_steps")
 
 
 # --------------------------------------------------------------------------- root
@@ -185,6 +264,10 @@ class LegoConfig:
 SCHEMAS: tuple[tuple[str, str, type], ...] = (
     ("workload", "base_gemm", GemmWorkload),
     ("workload", "base_conv2d", Conv2dWorkload),
+    ("workload", "base_mttkrp", MttkrpWorkload),
+    ("workload", "base_attention", AttentionWorkload),
+    ("workload", "base_network", NetworkWorkload),
+    ("workload", "base_model_file", ModelFileWorkload),
     ("arch", "base_arch", ArchConf),
     ("mapper", "base_mapper", MapperConf),
     ("optimizer", "base_optimizer", OptimizerConf),

@@ -25,12 +25,13 @@ class Stage:
     inputs: tuple[str, ...]  # artifacts it reads (file_dep)
     outputs: tuple[str, ...]  # artifacts it writes (targets)
     func: str  # "module:function", imported when the stage runs
+    config_files: tuple[str, ...] = ()  # config keys naming files it reads (e.g. a model file)
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("analyze", ("workload",), (), ("analysis.json",), "lego_build.analysis.stage:run"),
-    Stage("map", ("workload", "arch", "mapper"), ("analysis.json",), ("mapping.json",), "lego_build.mapping.stage:run"),
-    Stage("graph", ("workload", "arch"), (), ("adg.json", "adg.dot"), "lego_build.frontend.stage:run"),
+    Stage("analyze", ("workload",), (), ("analysis.json",), "lego_build.analysis.stage:run", ("workload.path",)),
+    Stage("map", ("arch", "mapper"), ("analysis.json",), ("mapping.json",), "lego_build.mapping.stage:run"),
+    Stage("graph", ("arch",), ("analysis.json",), ("adg.json", "adg.dot"), "lego_build.frontend.stage:run"),
     Stage("optimize", ("optimizer",), ("adg.json",), ("dag.json", "passes.json"), "lego_build.backend.stage:run"),
     Stage(
         "emit",
@@ -41,8 +42,8 @@ STAGES: tuple[Stage, ...] = (
     ),
     Stage(
         "simulate",
-        ("workload", "target"),
-        ("rtl/manifest.json", "rtl/host_interface.json", "adg.json", "mapping.json"),
+        ("target",),
+        ("rtl/manifest.json", "rtl/host_interface.json", "analysis.json", "adg.json", "mapping.json"),
         ("sim/result.json",),
         "lego_build.sim.stage:run",
     ),
@@ -55,6 +56,17 @@ STAGES: tuple[Stage, ...] = (
     ),
 )
 STAGE_BY_NAME = {s.name: s for s in STAGES}
+
+
+def config_file_deps(stage: Stage, cfg: LegoConfig) -> list[str]:
+    """The files named by ``stage.config_files`` in this config (unset keys are skipped)."""
+    deps = []
+    for key in stage.config_files:
+        group, field = key.split(".", 1)
+        value = getattr(getattr(cfg, group), field, None)
+        if value:
+            deps.append(str(value))
+    return deps
 
 
 def run_stage(name: str, cfg: LegoConfig, design_dir: Path) -> None:

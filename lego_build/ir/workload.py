@@ -47,7 +47,12 @@ class TensorAccess:
 
 @dataclass(frozen=True, slots=True)
 class Kernel:
-    """A perfectly nested loop whose body is ``out += in0 * in1`` (the MAC FU)."""
+    """A perfectly nested loop whose body is ``out += prod(inputs)`` (MAC for two inputs).
+
+    ``name`` is the kernel family (``gemm``, ``conv2d``, ``mttkrp``, ``ttmc``): every
+    kernel of one family has the same dims and the same shape of index maps, so one
+    generated array runs all of them with different run-time bounds.
+    """
 
     name: str
     dims: tuple[Dim, ...]
@@ -82,3 +87,48 @@ class Kernel:
     @property
     def macs(self) -> int:
         return prod(d.bound for d in self.dims)
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """One operator of a workload.
+
+    Array layers carry the MAC loop nest in ``kernel``; post-processing layers
+    (``kernel is None``) carry the PPU op and the number of elements it touches.
+    ``count`` folds identical repeats (the blocks of a transformer).
+    """
+
+    name: str
+    op: str
+    kernel: Kernel | None = None
+    elements: int = 0
+    count: int = 1
+
+    @property
+    def on_array(self) -> bool:
+        return self.kernel is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Unmapped:
+    """An operator that neither the array nor a PPU executes; listed, never dropped."""
+
+    name: str
+    op: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    name: str
+    layers: tuple[Layer, ...]
+    unmapped: tuple[Unmapped, ...] = ()
+    source: str = "preset"
+
+    @property
+    def array_layers(self) -> tuple[Layer, ...]:
+        return tuple(layer for layer in self.layers if layer.on_array)
+
+    @property
+    def macs(self) -> int:
+        return sum(layer.kernel.macs * layer.count for layer in self.array_layers)

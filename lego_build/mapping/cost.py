@@ -5,8 +5,7 @@ L1 accesses x e_L1 + inter-FU hops x e_hop + DRAM words x e_DRAM, each access
 scaled to the 16-bit words of Table 5.2. L1 reads: every data-node port of an
 input tensor reads one word per temporal step; outputs are written once per
 element and tile. Hops: every link moves one word per step. DRAM: each tensor
-crosses once (the whole layer is resident in L1; buffer fit is checked by the
-mapper). Latency is a roofline of compute steps plus array fill against DRAM
+crosses once (L1-capacity tiling and refetches are not modelled yet). Latency is a roofline of compute steps plus array fill against DRAM
 transfer cycles (double buffering assumed). Compute cycles follow the generated
 controller exactly: one cycle to accept ``start``, one per time step, then the
 array's skew ``sum |c_j| (R_j - 1)`` plus the FU pipeline (buffer read, multiply,

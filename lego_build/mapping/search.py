@@ -2,8 +2,11 @@
 
 The mapspace here is the perfect-factorization skeleton: every dim unrolled on
 the array is tiled by the array extent (edge tiles padded), every other dim is a
-full temporal loop, and the search is over loop orders. Every rejected candidate
-carries its reason.
+full temporal loop, and the search is over the order of the loops that iterate
+more than once. One-trip loops never move: those of output dims sit outermost,
+those of reduction dims innermost, because the generated controller treats its
+innermost ``len(reduction dims)`` counters as the accumulation loops. Every rejected
+candidate carries its reason.
 """
 from __future__ import annotations
 
@@ -32,20 +35,18 @@ def tiled_loops(kernel: Kernel, spatial: tuple[tuple[str, int], ...]) -> dict[st
     return loops
 
 
-def pre_check(kernel: Kernel, mapping: Mapping, buffer_depth: int) -> Status:
+def pre_check(kernel: Kernel, mapping: Mapping) -> Status:
     """Cheap legality checks before costing."""
     reduction = {kernel.dims[d].name for d in kernel.reduction_dims}
     seen_reduction = False
     for loop in mapping.temporal:
+        if loop.bound == 1:
+            continue
         if loop.dim in reduction:
             seen_reduction = True
         elif seen_reduction:
             return Status(False, f"reduction loop outside {loop.dim}: the FU accumulates its output in place, "
                                  "so reduction loops must be innermost")
-    for tensor in kernel.tensors:
-        need = mapping.footprint(kernel, tensor.name)
-        if need > buffer_depth:
-            return Status(False, f"tensor {tensor.name} needs {need} words per bank > arch.buffer_depth={buffer_depth}")
     return Status(True)
 
 
@@ -60,22 +61,27 @@ class OrderSearch:
     log: list[dict] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        loops = tiled_loops(self.kernel, self.spatial)
-        self._orders: Iterator[tuple[str, ...]] = permutations([d.name for d in self.kernel.dims])
-        self._loops = loops
+        self._loops = tiled_loops(self.kernel, self.spatial)
+        names = [d.name for d in self.kernel.dims]
+        reduction = {self.kernel.dims[d].name for d in self.kernel.reduction_dims}
+        fixed = [n for n in names if self._loops[n].bound == 1]
+        self._outer = [n for n in fixed if n not in reduction]
+        self._inner = [n for n in fixed if n in reduction]
+        moving = [n for n in names if self._loops[n].bound > 1]
+        self._orders: Iterator[tuple[str, ...]] = permutations(moving)
         self._pending: Mapping | None = None
 
     def next(self) -> Mapping | None:
         order = next(self._orders, None)
         if order is None:
             return None
-        self._pending = Mapping(self.spatial, tuple(self._loops[d] for d in order))
+        self._pending = Mapping(self.spatial, tuple(self._loops[d] for d in (*self._outer, *order, *self._inner)))
         return self._pending
 
     def report(self, status: Status, cost: Cost | None = None) -> None:
         mapping = self._pending
         assert mapping is not None
-        order = [lp.dim for lp in mapping.temporal]
+        order = [lp.dim for lp in mapping.temporal if lp.bound > 1]
         if not status.ok:
             self.log.append({"order": order, "status": "rejected", "reason": status.reason})
             return

@@ -1,52 +1,107 @@
-"""``map`` stage: pick the loop order per layer under the cost model -> ``mapping.json``."""
+"""``map`` stage: map every array layer onto the generated array -> ``mapping.json``.
+
+Each layer is lowered to the arch's kernel family, checked against the array's
+interconnections (its reuse must allow every link the array has), then searched;
+identical lowered layers are mapped once. Layers that cannot run are listed with
+the reason.
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
-from lego_build.analysis.kernels import kernel_from_config
+from lego_build.analysis.lowering import lower, reference_kernel
+from lego_build.analysis.stage import load_layers
 from lego_build.flow.atomic import write_json
 from lego_build.flow.schema import LegoConfig
 from lego_build.flow.stages import StageError
 from lego_build.frontend.adg_build import build_adg
+from lego_build.frontend.reuse import direct_links, spatial_matrix
+from lego_build.ir.adg import ADG
+from lego_build.ir.workload import Kernel
 
 from .cost import NetShape, evaluate
 from .search import OrderSearch, pre_check
 
 
-def map_layer(kernel, arch, mapper) -> dict:
-    adg = build_adg(kernel, arch)
+def link_conflict(kernel: Kernel, adg: ADG, arch) -> str:
+    """Why ``kernel`` cannot use the array's links ('' if it can): eq. 4.1 must hold for every link."""
+    m_s = spatial_matrix(kernel, adg.spatial)
+    for net in adg.nets:
+        allowed = {v.ds for v in direct_links(kernel.tensor(net.tensor), m_s, adg.control_flow, arch.d_s)[0]}
+        for link in net.links:
+            ds = tuple(b - a for a, b in zip(link.src, link.dst))
+            if ds not in allowed:
+                return f"tensor {net.tensor} does not reuse data along the array's link Δs={ds}"
+    return ""
+
+
+def map_layer(kernel: Kernel, adg: ADG, arch, mapper) -> dict:
     nets = tuple(NetShape(n.tensor, len(n.ports), len(n.links)) for n in adg.nets)
     spatial = tuple(zip(arch.spatial, (arch.rows, arch.cols)))
     search = OrderSearch(kernel, spatial, mapper.objective)
     while (mapping := search.next()) is not None:
-        status = pre_check(kernel, mapping, arch.buffer_depth)
+        status = pre_check(kernel, mapping)
         search.report(status, evaluate(kernel, mapping, nets, arch) if status.ok else None)
     if search.best is None:
         reasons = sorted({entry["reason"] for entry in search.log})
-        raise StageError(f"no valid mapping for {kernel.name}: {reasons[-1]}")
+        return {"status": "unmappable", "reason": reasons[-1] if reasons else "empty mapspace"}
     mapping, cost = search.best
     return {
+        "status": "mapped",
+        "dims": {d.name: d.bound for d in kernel.dims},
+        "macs": kernel.macs,
         "mapping": mapping.to_json(),
         "steps": mapping.steps,
-        "energy_pj": cost.energy_pj,
-        "energy_breakdown_pj": dict(cost.breakdown_pj),
+        "energy_pj": round(cost.energy_pj, 6),
+        "energy_breakdown_pj": {k: round(v, 6) for k, v in cost.breakdown_pj},
         "compute_cycles": cost.compute_cycles,
         "dram_cycles": cost.dram_cycles,
         "cycles": cost.cycles,
-        "utilization": cost.utilization,
+        "utilization": round(cost.utilization, 6),
         "candidates": {"valid": sum(e["status"] == "valid" for e in search.log),
                        "rejected": sum(e["status"] == "rejected" for e in search.log)},
         "rejections": sorted({e["reason"] for e in search.log if e["status"] == "rejected"}),
     }
 
 
+def map_workload(layers, arch, mapper) -> dict:
+    ref = reference_kernel([k for _, k in layers], arch.family)
+    if ref is None:
+        raise StageError(f"no layer of this workload runs on arch.family={arch.family}")
+    adg = build_adg(ref, arch)
+    cache: dict[Kernel, dict] = {}
+    entries = []
+    for entry, kernel in layers:
+        if kernel is None:
+            continue
+        row = {"name": entry["name"], "op": entry["op"], "count": entry["count"]}
+        lowered = lower(kernel, arch.family)
+        if lowered is None:
+            row.update(status="unmappable", reason=f"no lowering of {kernel.name} to arch.family={arch.family}")
+        elif conflict := link_conflict(lowered, adg, arch):
+            row.update(status="unmappable", reason=conflict)
+        else:
+            if lowered not in cache:
+                cache[lowered] = map_layer(lowered, adg, arch, mapper)
+            row.update(cache[lowered])
+        entries.append(row)
+    mapped = [e for e in entries if e["status"] == "mapped"]
+    totals = {
+        "layers_mapped": sum(e["count"] for e in mapped),
+        "layers_unmappable": sum(e["count"] for e in entries if e["status"] != "mapped"),
+        "distinct_mapped": len(cache),
+        "macs": sum(e["macs"] * e["count"] for e in mapped),
+        "energy_pj": round(sum(e["energy_pj"] * e["count"] for e in mapped), 6),
+        "cycles": sum(e["cycles"] * e["count"] for e in mapped),
+    }
+    return {"layers": entries, "totals": totals}
+
+
 def run(cfg: LegoConfig, design_dir: Path) -> None:
-    kernel = kernel_from_config(cfg.workload, cfg.arch.acc_bits)
-    layer = {"name": cfg.workload.name, **map_layer(kernel, cfg.arch, cfg.mapper)}
-    totals = {k: layer[k] for k in ("energy_pj", "cycles")}
+    result = map_workload(load_layers(design_dir), cfg.arch, cfg.mapper)
     write_json(design_dir / "mapping.json", {
-        "mapper": cfg.mapper.name, "objective": cfg.mapper.objective, "layers": [layer], "totals": totals,
+        "mapper": cfg.mapper.name, "objective": cfg.mapper.objective, "family": cfg.arch.family, **result,
     })
-    order = " > ".join(f"{lp['dim']}:{lp['bound']}" for lp in layer["mapping"]["temporal"])
-    print(f"map: {cfg.workload.name}: loops {order}; {layer['cycles']} cycles, "
-          f"{layer['energy_pj'] / 1e3:.1f} nJ, utilization {layer['utilization']:.0%}")
+    t = result["totals"]
+    print(f"map: {t['layers_mapped']} layers mapped ({t['distinct_mapped']} distinct), "
+          f"{t['layers_unmappable']} unmappable; {t['cycles']:,} cycles, {t['energy_pj'] / 1e6:.3f} uJ")

@@ -8,14 +8,23 @@ from lego_build.flow.config import design_id
 from lego_build.flow.schema import LegoConfig
 
 
-def summarize(cfg: LegoConfig, design_dir: Path) -> dict:
-    analysis = read_json(design_dir / "analysis.json")
-    mapping = read_json(design_dir / "mapping.json")
-    adg = read_json(design_dir / "adg.json")
-    passes = read_json(design_dir / "passes.json")
-    sim = read_json(design_dir / "sim" / "result.json")
-    layer, mapped = analysis["layers"][0], mapping["layers"][0]
-    final = passes["passes"][-1]
+def _load(design_dir: Path) -> dict:
+    return {
+        "analysis": read_json(design_dir / "analysis.json"),
+        "mapping": read_json(design_dir / "mapping.json"),
+        "adg": read_json(design_dir / "adg.json"),
+        "passes": read_json(design_dir / "passes.json"),
+        "sim": read_json(design_dir / "sim" / "result.json"),
+    }
+
+
+def summarize(cfg: LegoConfig, doc: dict) -> dict:
+    totals = doc["mapping"]["totals"]
+    final = doc["passes"]["passes"][-1]
+    mapped = [e for e in doc["mapping"]["layers"] if e["status"] == "mapped"]
+    array_cycles = sum(e["steps"] * e["count"] for e in mapped)
+    fus = doc["adg"]["shape"][0] * doc["adg"]["shape"][1]
+    sim = doc["sim"]
     return {
         "design": design_id(cfg),
         "arch": cfg.arch.name,
@@ -23,14 +32,18 @@ def summarize(cfg: LegoConfig, design_dir: Path) -> dict:
         "mapper": cfg.mapper.name,
         "optimizer": cfg.optimizer.name,
         "target": cfg.target.name,
-        "array": list(adg["shape"]),
-        "macs": layer["macs"],
-        "energy_pj": mapped["energy_pj"],
-        "cycles_model": mapped["cycles"],
-        "utilization": mapped["utilization"],
+        "array": list(doc["adg"]["shape"]),
+        "macs": doc["analysis"]["totals"]["macs"],
+        "layers_mapped": totals["layers_mapped"],
+        "layers_unmappable": totals["layers_unmappable"],
+        "unmapped_ops": len(doc["analysis"]["unmapped"]),
+        "energy_pj": totals["energy_pj"],
+        "cycles": totals["cycles"],
+        "utilization": round(totals["macs"] / (array_cycles * fus), 6) if array_cycles else 0.0,
         "register_bits": final["register_bits"],
         "pipeline_latency": final["latency"],
         "simulation": sim.get("status"),
+        "simulated_layer": sim.get("layer"),
         "cycles_simulated": sim.get("cycles_simulated"),
         "cycles_predicted": sim.get("cycles_predicted"),
     }
@@ -40,29 +53,35 @@ def _vectors(net: dict) -> str:
     return ", ".join(f"{tuple(v)}: {d}" for v, d in net["link_vectors"]) or "-"
 
 
-def render_markdown(summary: dict, cfg: LegoConfig, design_dir: Path) -> str:
-    mapping = read_json(design_dir / "mapping.json")["layers"][0]
-    passes = read_json(design_dir / "passes.json")["passes"]
-    adg = read_json(design_dir / "adg.json")
-    sim = read_json(design_dir / "sim" / "result.json")
-    loops = " > ".join(f"{lp['dim']}:{lp['bound']}" for lp in mapping["mapping"]["temporal"])
-    spatial = ", ".join(f"{s['dim']} x{s['extent']}" for s in mapping["mapping"]["spatial"])
+def render_markdown(summary: dict, doc: dict) -> str:
+    mapping, adg, sim = doc["mapping"], doc["adg"], doc["sim"]
     lines = [
         f"# {summary['design']}",
         "",
-        f"{summary['arch']} {summary['array'][0]}x{summary['array'][1]} array running "
-        f"{summary['workload']} ({summary['macs']} MACs); mapper {summary['mapper']}, "
-        f"optimizer {summary['optimizer']}, target {summary['target']}.",
+        f"{summary['arch']} {summary['array'][0]}x{summary['array'][1]} array ({adg['kernel']} dataflow "
+        f"{'-'.join(adg['spatial'])}) running {summary['workload']}: {summary['macs']:,} MACs; mapper "
+        f"{summary['mapper']}, optimizer {summary['optimizer']}, target {summary['target']}.",
         "",
-        "## Mapping",
+        f"* {summary['layers_mapped']} array layers mapped, {summary['layers_unmappable']} unmappable, "
+        f"{summary['unmapped_ops']} operators without a unit",
+        f"* energy {summary['energy_pj'] / 1e6:.3f} uJ, {summary['cycles']:,} cycles, "
+        f"array utilization {summary['utilization']:.1%}",
         "",
-        f"* spatial: {spatial}; temporal loops (outer to inner): {loops}",
-        f"* energy {mapping['energy_pj'] / 1e3:.3f} nJ, model cycles {mapping['cycles']}, "
-        f"utilization {mapping['utilization']:.1%}",
+        "## Layers",
         "",
-        "| energy part | pJ |",
-        "|---|---:|",
-        *[f"| {k} | {v:.1f} |" for k, v in sorted(mapping["energy_breakdown_pj"].items())],
+        "| layer | op | x | status | MACs | cycles | energy (nJ) | util. |",
+        "|---|---|---:|---|---:|---:|---:|---:|",
+    ]
+    for e in mapping["layers"]:
+        if e["status"] == "mapped":
+            lines.append(f"| {e['name']} | {e['op']} | {e['count']} | mapped | {e['macs']:,} | {e['cycles']:,} | "
+                         f"{e['energy_pj'] / 1e3:.1f} | {e['utilization']:.0%} |")
+        else:
+            lines.append(f"| {e['name']} | {e['op']} | {e['count']} | {e['reason']} | | | | |")
+    unmapped = doc["analysis"]["unmapped"]
+    if unmapped:
+        lines += ["", "Operators with no unit: " + ", ".join(f"{u['name']} ({u['op']})" for u in unmapped)]
+    lines += [
         "",
         "## Interconnections (ADG)",
         "",
@@ -75,7 +94,7 @@ def render_markdown(summary: dict, cfg: LegoConfig, design_dir: Path) -> str:
         "| pass | register bits | multipliers | adders | buffer ports |",
         "|---|---:|---:|---:|---:|",
         *[f"| {p['pass']} | {p['register_bits']} | {p['multipliers']} | {p['adders']} | {p['buffer_ports']} |"
-          for p in passes],
+          for p in doc["passes"]["passes"]],
         "",
         "## Simulation",
         "",
@@ -83,16 +102,18 @@ def render_markdown(summary: dict, cfg: LegoConfig, design_dir: Path) -> str:
     if sim.get("status") == "skipped":
         lines.append(f"Skipped ({sim['reason']}).")
     else:
+        tile = " ".join(f"{k}={v}" for k, v in sim["tile"].items())
         lines += [
-            f"* verdict: **{sim['status']}**: {sim['outputs']} outputs, {sim['mismatches']} mismatches "
-            f"(seed {sim['seed']}), lint {sim.get('lint', 'not run')}",
+            f"* verdict: **{sim['status']}** on a tile of {sim['layer']} ({tile}): {sim['outputs']} outputs, "
+            f"{sim['mismatches']} mismatches (seed {sim['seed']}), lint {sim.get('lint', 'not run')}",
             f"* cycles: simulated {sim['cycles_simulated']}, predicted {sim['cycles_predicted']}",
         ]
     return "\n".join(lines) + "\n"
 
 
 def run(cfg: LegoConfig, design_dir: Path) -> None:
-    summary = summarize(cfg, design_dir)
+    doc = _load(design_dir)
+    summary = summarize(cfg, doc)
     write_json(design_dir / "summary.json", summary)
-    write_text(design_dir / "report.md", render_markdown(summary, cfg, design_dir))
+    write_text(design_dir / "report.md", render_markdown(summary, doc))
     print(f"report: {design_dir / 'report.md'} (simulation: {summary['simulation']})")

@@ -39,6 +39,11 @@ def jumps(bounds: list[int], stride: np.ndarray) -> list[int]:
 def config_words(hm: HostMap, kernel: Kernel, mapping: Mapping) -> list[tuple[int, int]]:
     if len(mapping.temporal) != hm.levels:
         raise StageError(f"mapping has {len(mapping.temporal)} loop levels, hardware has {hm.levels}")
+    reduction = {kernel.dims[d].name for d in kernel.reduction_dims}
+    inner = [lp.dim for lp in mapping.temporal[len(mapping.temporal) - hm.reduction_levels:]]
+    if set(inner) != reduction:
+        raise StageError(f"loop order {[lp.dim for lp in mapping.temporal]} does not end with the reduction "
+                         f"loops {sorted(reduction)} that the controller accumulates over")
     bounds = [lp.bound for lp in mapping.temporal]
     limit = 1 << hm.counter_bits
     if max(bounds) > limit:

@@ -7,11 +7,13 @@ the simulated cycle count, and the predicted count (``1 + steps + drain``,
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from lego_build.analysis.kernels import kernel_from_config
+from lego_build.analysis.lowering import lower
+from lego_build.analysis.stage import load_layers
 from lego_build.emit.host import HostMap
 from lego_build.flow.atomic import read_json, write_json
 from lego_build.flow.schema import LegoConfig
@@ -19,10 +21,18 @@ from lego_build.flow.stages import StageError
 from lego_build.ir.adg import ADG
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.serialize import from_jsonable
+from lego_build.ir.workload import Kernel
 
 from . import verilator
 from .golden import golden, random_operands, wrap_signed
 from .layout import config_words, input_banks, output_reads
+from .tiles import fit_tile
+
+
+def with_bits(kernel: Kernel, operand_bits: int, out_bits: int) -> Kernel:
+    """The hardware's widths: random operands span the array's operand range."""
+    return replace(kernel, tensors=tuple(
+        replace(t, bits=out_bits if t.role == "out" else operand_bits) for t in kernel.tensors))
 
 
 def script_for(hm: HostMap, words, banks) -> str:
@@ -35,14 +45,26 @@ def script_for(hm: HostMap, words, banks) -> str:
     return "\n".join(lines) + "\n"
 
 
+def representative(design_dir: Path, adg: ADG, target) -> tuple[str, Kernel, Mapping]:
+    """The first mapped layer, lowered to the array's family and clipped to a tile that fits."""
+    mapped = {e["name"]: e for e in read_json(design_dir / "mapping.json")["layers"] if e["status"] == "mapped"}
+    for entry, kernel in load_layers(design_dir):
+        if entry["name"] in mapped and kernel is not None:
+            lowered = lower(kernel, adg.kernel)
+            mapping = Mapping.from_json(mapped[entry["name"]]["mapping"])
+            tile, tile_mapping = fit_tile(lowered, mapping, adg.buffer_depth, target.tile_steps)
+            return entry["name"], tile, tile_mapping
+    raise StageError("no mapped layer to simulate")
+
+
 def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
     rtl = design_dir / "rtl"
     hm = from_jsonable(HostMap, read_json(rtl / "host_interface.json"))
     adg = from_jsonable(ADG, read_json(design_dir / "adg.json"))
-    layer = read_json(design_dir / "mapping.json")["layers"][0]
-    mapping = Mapping.from_json(layer["mapping"])
-    kernel = kernel_from_config(cfg.workload, hm.out_bits)
-    result: dict = {"seed": cfg.target.seed, "layer": layer["name"], "steps": mapping.steps}
+    name, kernel, mapping = representative(design_dir, adg, cfg.target)
+    kernel = with_bits(kernel, hm.operand_bits, hm.out_bits)
+    result: dict = {"seed": cfg.target.seed, "layer": name, "steps": mapping.steps,
+                    "tile": {d.name: d.bound for d in kernel.dims}}
     if cfg.target.lint:
         warnings = verilator.lint(rtl)
         if warnings:

@@ -1,0 +1,24 @@
+"""Model importers: ONNX, TFLite (flatbuffer read without TensorFlow), Timeloop problem YAML.
+
+Each ``load(path, name, batch, bits) -> Workload`` raises :class:`ConfigError`
+with one line naming the file (or the node) when the model cannot be read.
+Operators that the array cannot run and no PPU implements are listed in
+``Workload.unmapped``, never dropped.
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from lego_build.flow.schema import ConfigError
+from lego_build.ir.workload import Workload
+
+_LOADERS = {"onnx": "onnx_import", "tflite": "tflite_import", "timeloop": "timeloop_import"}
+
+
+def load_model(kind: str, path: str, name: str, batch: int, bits: int) -> Workload:
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"workload.path={path}: no such {kind} file")
+    module = importlib.import_module(f"{__name__}.{_LOADERS[kind]}")
+    return module.load(file, name, batch, bits)

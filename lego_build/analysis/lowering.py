@@ -1,0 +1,56 @@
+"""Present a layer in the kernel family an array's dataflow is written for.
+
+* conv2d -> gemm (im2col): ``b = g``, ``M = n*oh*ow``, ``N = oc``, ``K = ic*kh*kw``,
+  what a GEMM engine (TPU, Gemmini) runs after the host lays the input out as
+  columns; the MAC count is unchanged.
+* gemm -> conv2d: a grouped 1x1 convolution with ``g = b``, ``oh = M``, ``oc = N``,
+  ``ic = K``, as Timeloop and ZigZag run fully connected layers on conv arrays.
+
+Other pairs have no lowering (``None``): the layer cannot run on that array.
+"""
+from __future__ import annotations
+
+from lego_build.ir.workload import Kernel
+
+from .kernels import conv2d, gemm
+
+#: the dims of every family, in IR order (they name ``arch.spatial``)
+FAMILY_DIMS: dict[str, tuple[str, ...]] = {
+    "gemm": ("b", "m", "n", "k"),
+    "conv2d": ("n", "g", "oc", "ic", "oh", "ow", "kh", "kw"),
+    "mttkrp": ("i", "j", "k", "l"),
+    "ttmc": ("i", "j", "k", "l", "m"),
+}
+#: the dims each family accumulates over (the output does not depend on them)
+FAMILY_REDUCTION: dict[str, tuple[str, ...]] = {
+    "gemm": ("k",),
+    "conv2d": ("ic", "kh", "kw"),
+    "mttkrp": ("k", "l"),
+    "ttmc": ("l", "m"),
+}
+
+
+def lower(kernel: Kernel, family: str) -> Kernel | None:
+    if kernel.name == family:
+        return kernel
+    b = {d.name: d.bound for d in kernel.dims}
+    bits = kernel.inputs[0].bits
+    acc = kernel.output.bits
+    if kernel.name == "conv2d" and family == "gemm":
+        return gemm(b["n"] * b["oh"] * b["ow"], b["oc"], b["ic"] * b["kh"] * b["kw"], b["g"], bits, acc)
+    if kernel.name == "gemm" and family == "conv2d":
+        return conv2d(1, b["b"] * b["k"], b["b"] * b["n"], b["m"], 1, 1, 1, groups=b["b"], bits=bits, acc_bits=acc)
+    return None
+
+
+def reference_kernel(kernels, family: str) -> Kernel | None:
+    """The kernel the array is generated from: the first layer that lowers to ``family``.
+
+    Every layer of a family shares the dims and the shape of the index maps, so the
+    interconnections found for it serve all layers whose reuse allows the same links
+    (checked per layer by the mapper).
+    """
+    for kernel in kernels:
+        if kernel is not None and (lowered := lower(kernel, family)) is not None:
+            return lowered
+    return None

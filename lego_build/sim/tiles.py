@@ -1,0 +1,47 @@
+"""Pick the simulated tile of a layer: the layer's own loop nest, clipped to fit.
+
+A tile keeps the layer's index maps and tensor extents and shrinks iteration
+bounds, so it computes a corner of the real layer (padding included). Bounds are
+halved, largest trip count first, until every tensor fits one bank
+(``buffer_depth`` words) and the run takes at most ``max_steps`` time steps. Tensor
+shapes are then cut to the elements the tile touches, so test data stays small.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from lego_build.ir.mapping import Mapping
+from lego_build.ir.workload import Dim, Kernel
+from lego_build.mapping.search import tiled_loops
+
+
+def _mapping_for(kernel: Kernel, order: tuple[str, ...], spatial) -> Mapping:
+    loops = tiled_loops(kernel, spatial)
+    return Mapping(spatial, tuple(loops[d] for d in order))
+
+
+def _touched_shape(kernel: Kernel) -> Kernel:
+    tensors = []
+    for t in kernel.tensors:
+        top = [sum(max(c, 0) * (d.bound - 1) for c, d in zip(row, kernel.dims)) + b
+               for row, b in zip(t.matrix, t.bias)]
+        tensors.append(replace(t, shape=tuple(max(1, min(s, hi + 1)) for s, hi in zip(t.shape, top))))
+    return replace(kernel, tensors=tuple(tensors))
+
+
+def fit_tile(kernel: Kernel, mapping: Mapping, depth: int, max_steps: int) -> tuple[Kernel, Mapping]:
+    order = tuple(lp.dim for lp in mapping.temporal)
+    spatial = mapping.spatial
+    bounds = {d.name: d.bound for d in kernel.dims}
+    extent = dict(spatial)
+    while True:
+        tile = replace(kernel, dims=tuple(Dim(d.name, bounds[d.name]) for d in kernel.dims))
+        tm = _mapping_for(tile, order, spatial)
+        if tm.steps <= max_steps and all(tm.footprint(tile, t.name) <= depth for t in tile.tensors):
+            return _touched_shape(tile), tm
+        # halve the loop with the most trips (ties: the later dim, i.e. inner loops first)
+        trips = {lp.dim: lp.bound for lp in tm.temporal}
+        dim = max(reversed(order), key=lambda d: trips[d])
+        if trips[dim] == 1:
+            raise ValueError("even a single time step does not fit")
+        bounds[dim] = max(1, extent.get(dim, 1) * (-(-trips[dim] // 2)) if dim in extent else -(-bounds[dim] // 2))

@@ -146,6 +146,30 @@ def test_bad_config_exits_2_with_one_line(tmp_path, override, key, with_out):
         assert not out.exists()
 
 
+MODEL_ERRORS = [
+    ("onnx", "missing.onnx", None, "workload.path=missing.onnx: no such onnx file"),
+    ("onnx", "bad.onnx", b"\x08\x07garbage" * 10, "workload.path=bad.onnx"),
+    ("tflite", "bad.tflite", b"\x00" * 64, "workload.path=bad.tflite"),
+    ("timeloop", "bad.yaml", b"problem: [1, 2", "workload.path=bad.yaml"),
+]
+
+
+@pytest.mark.parametrize("kind, name, content, message", MODEL_ERRORS, ids=[m[1] for m in MODEL_ERRORS])
+def test_bad_model_file_exits_2_and_leaves_out_untouched(tmp_path, kind, name, content, message):
+    project = make_project(tmp_path / "proj")
+    (project / "out").mkdir()
+    (project / "out" / "keep.txt").write_text("unchanged\n")
+    if content is not None:
+        (project / name).write_bytes(content)
+    before = snapshot(project / "out")
+    proc = doit(project, "analyze", f"workload={kind}", f"workload.path={name}", timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"error: {message}")
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert snapshot(project / "out") == before
+
+
 def test_unknown_preset_error_lists_presets(tmp_path):
     project = make_project(tmp_path / "proj")
     proc = doit(project, "build", "workload=nope", timeout=120)

@@ -13,7 +13,7 @@ from lego_build.sim import verilator
 
 def _build(tmp_path, overrides=()):
     cfg = compose(list(overrides))
-    for stage in ("graph", "optimize", "emit"):
+    for stage in ("analyze", "graph", "optimize", "emit"):
         run_stage(stage, cfg, tmp_path)
     return cfg
 

@@ -34,6 +34,18 @@ def _project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def _model_files(cwd: Path) -> None:
+    """Real files for the README's model-file examples: zigzag-dse's ResNet-18 ONNX export,
+    the tests' TFLite CNN, and AlexNet conv1 as a Timeloop problem."""
+    from test_importers_onnx import zigzag_model
+    from test_importers_timeloop import CNN_LAYER
+    from test_importers_tflite import small_cnn_tflite
+
+    shutil.copy(zigzag_model("resnet18.onnx"), cwd / "model.onnx")
+    small_cnn_tflite(cwd / "model.tflite")
+    (cwd / "problem.yaml").write_text(CNN_LAYER)
+
+
 def _run(words: list[str], cwd: Path) -> subprocess.CompletedProcess:
     if words[0] == "doit":
         words = [sys.executable, "-m", "doit", "-f", str(cwd / "dodo.py"), *words[1:]]
@@ -50,9 +62,14 @@ def test_usage_lists_the_issue_examples():
 @pytest.mark.parametrize("line", _doit_lines())
 def test_usage_command_runs(tmp_path, line):
     cwd = _project(tmp_path)
+    if "workload.path=" in line:
+        _model_files(cwd)
     proc = _run(shlex.split(line), cwd)
     assert proc.returncode == 0, f"{line}\n{proc.stdout}\n{proc.stderr}"
     words = shlex.split(line)
+    if words[1] == "analyze":
+        doc = json.loads(next((cwd / "out").glob("*/analysis.json")).read_text())
+        assert doc["totals"]["macs"] > 0 and doc["layers"]
     if words[1] == "build":
         result = json.loads((cwd / "out" / "latest" / "sim" / "result.json").read_text())
         if "target=rtl" in words:

@@ -45,3 +45,19 @@ def test_schema_rejects_a_broken_document(tmp_path):
     doc["layers"][0]["unit"] = "gpu"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+
+
+@pytest.mark.parametrize("preset", ["llama7b", "resnet50", "mobilenetv2", "inceptionv3", "bert", "gpt2"])
+def test_network_analysis_fits_the_schema(tmp_path, preset):
+    doc = _analyze(tmp_path, [f"workload={preset}"])
+    assert doc["totals"]["macs"] == sum(
+        layer["macs"] * layer["count"] for layer in doc["layers"] if layer["unit"] == "array")
+    assert {layer["unit"] for layer in doc["layers"]} >= {"array", "ppu"}
+
+
+def test_llama7b_batch_32_scales_the_projections(tmp_path):
+    one = _analyze(tmp_path / "b1", ["workload=llama7b"])
+    many = _analyze(tmp_path / "b32", ["workload=llama7b", "workload.batch=32"])
+    fc1 = {layer["name"]: layer["macs"] for layer in one["layers"] if layer["op"] == "fc"}
+    fc32 = {layer["name"]: layer["macs"] for layer in many["layers"] if layer["op"] == "fc"}
+    assert fc1 and all(fc32[name] == 32 * macs for name, macs in fc1.items())

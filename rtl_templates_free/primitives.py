@@ -62,3 +62,18 @@ def mk_acc(in_bits: int, acc_bits: int) -> Module:
     m.Assign(p_ext(sign_extend(p, in_bits, acc_bits)))
     m.Always(Posedge(clk))(y(Mux(first, p_ext, y + p_ext)))
     return m
+
+
+def mk_add(in_bits: tuple[int, ...], out_bits: int) -> Module:
+    """Registered adder ``s <= i0 + i1 + ...`` (latency 1): a node of a spatial reduction."""
+    m = Module(f"lego_add_{'_'.join(str(b) for b in in_bits)}_{out_bits}")
+    clk = m.Input("clk")
+    total = None
+    for i, bits in enumerate(in_bits):
+        port = m.Input(f"i{i}", bits)
+        ext = m.Wire(f"i{i}_ext", out_bits)
+        m.Assign(ext(sign_extend(port, bits, out_bits) if bits < out_bits else port[0:out_bits]))
+        total = ext if total is None else total + ext
+    s = m.OutputReg("s", out_bits)
+    m.Always(Posedge(clk))(s(total))
+    return m

@@ -21,7 +21,13 @@ def _verilator():
     # a strided, padded conv on an output-row/column (ShiDianNao-like) unrolling
     ["workload=conv2d", "arch.family=conv2d", "arch.spatial=[oh,ow]", "workload.in_h=9", "workload.in_w=7", "workload.in_ch=3",
      "workload.out_ch=5", "workload.stride=2", "workload.pad=1"],
-], ids=["default", "8x8-32x24x40", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1"])
+    # weight stationary (TPU/Gemmini): partial sums flow down the columns into accumulators
+    ["arch.spatial=[k,n]", "workload.K=37", "workload.N=9"],
+    # NVDLA-like IC-OC with broadcast control: a combinational-free adder chain per column
+    ["workload=conv2d", "arch.family=conv2d", "arch.spatial=[ic,oc]", "arch.control_flow=[0,0]",
+     "workload.in_h=6", "workload.in_w=5", "workload.in_ch=6", "workload.out_ch=5"],
+], ids=["default", "8x8-32x24x40", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1", "ws-systolic",
+        "icoc-broadcast"])
 def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
     cfg = compose(overrides)
     validate(cfg)

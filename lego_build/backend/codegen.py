@@ -3,10 +3,12 @@
 Rules: each input-tensor data node becomes a buffer-bank read (``L=1``) addressed
 by the tensor's address generator; every FU gets one *pin* per input tensor fed
 by its parent in the tensor's forest or by its read port; the MAC FU opens into a
-multiplier (``L=1``) and an accumulator (``L=1``) reset by the controller's
-``first`` signal; each output data node becomes a bank write enabled by the
-controller's ``commit``. The MAC accumulates in place, so this translation needs
-an output-stationary dataflow (no output links); others are refused with a reason.
+multiplier (``L=1``). Output links are spatial reductions: an FU whose partial
+sums arrive from other FUs adds them to its product in an adder (``L=1``). At each
+output data node (a reduction sink) an accumulator (``L=1``), reset by the
+controller's ``first`` signal, sums over the temporal reduction loops, and a bank
+write enabled by ``commit`` stores the result. Delay links (FIFOs) and several
+dataflows in one design are refused with a reason until the back end grows them.
 """
 from __future__ import annotations
 
@@ -18,9 +20,7 @@ from lego_build.ir.dag import DAG, BufferSpec, Edge, Node
 
 
 #: primitive latencies L_v (pipeline registers inside the primitive)
-LAT_READ, LAT_MUL, LAT_ACC = 1, 1, 1
-#: cycles from a time step's address to its accumulated value: read, multiply, accumulate
-FU_PIPELINE = LAT_READ + LAT_MUL + LAT_ACC
+LAT_READ, LAT_MUL, LAT_ADD, LAT_ACC = 1, 1, 1, 1
 
 
 def addr_bits(depth: int) -> int:
@@ -31,6 +31,24 @@ def fu_name(s: tuple[int, ...]) -> str:
     return "_".join(str(v) for v in s)
 
 
+def _sinks_last(fus, children):
+    """FUs ordered so that every FU comes after the FUs whose partial sums it adds."""
+    done: set = set()
+    order = []
+
+    def visit(s):
+        if s in done:
+            return
+        done.add(s)
+        for child in children.get(s, ()):
+            visit(child)
+        order.append(s)
+
+    for s in fus:
+        visit(s)
+    return order
+
+
 def build_dag(adg: ADG) -> DAG:
     if adg.fu != "mac":
         raise StageError(f"arch.fu={adg.fu!r}: only the MAC FU is generated so far")
@@ -38,11 +56,6 @@ def build_dag(adg: ADG) -> DAG:
     (output,) = [n for n in adg.nets if n.role == "out"]
     if len(inputs) != 2:
         raise StageError(f"kernel {adg.kernel}: the MAC FU needs exactly two input tensors, got {len(inputs)}")
-    if output.links:
-        raise StageError(
-            f"arch.spatial={list(adg.spatial)}: unrolls a reduction dim ({', '.join(adg.reduction_dims)}); "
-            "the generated FU accumulates in place, so choose an output-stationary dataflow"
-        )
     aw = addr_bits(adg.buffer_depth)
     buffers = tuple(
         BufferSpec(n.tensor, n.role, n.bits, len(n.ports), adg.buffer_depth, aw) for n in adg.nets
@@ -68,15 +81,34 @@ def build_dag(adg: ADG) -> DAG:
             else:
                 raise StageError(f"tensor {net.tensor}: FU {s} has neither a link nor a data node")
     a, b = inputs
+    children: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+    for link in output.links:  # partial sums travel src -> dst, towards the sink
+        children.setdefault(link.dst, []).append(link.src)
+    partial = {}
     for s in adg.fus:
         f = fu_name(s)
         # widths start conservative (accumulator wide); the bitwidth pass narrows them
         nodes.append(Node(f"mul_{f}", "mul", LAT_MUL, adg.acc_bits))
-        nodes.append(Node(f"acc_{f}", "acc", LAT_ACC, adg.acc_bits))
         edges += [
             Edge(f"pin_{a.tensor}_{f}", "out", f"mul_{f}", "a", a.bits),
             Edge(f"pin_{b.tensor}_{f}", "out", f"mul_{f}", "b", b.bits),
-            Edge(f"mul_{f}", "p", f"acc_{f}", "p", adg.acc_bits),
+        ]
+        partial[s] = (f"mul_{f}", "p")
+    for s in _sinks_last(adg.fus, children):
+        if s in children:
+            f = fu_name(s)
+            nodes.append(Node(f"add_{f}", "add", LAT_ADD, adg.acc_bits))
+            edges.append(Edge(f"mul_{f}", "p", f"add_{f}", "p", adg.acc_bits))
+            for i, child in enumerate(sorted(children[s])):
+                src, port = partial[child]
+                edges.append(Edge(src, port, f"add_{f}", f"c{i}", adg.acc_bits))
+            partial[s] = (f"add_{f}", "s")
+    for s in output.ports:
+        f = fu_name(s)
+        src, port = partial[s]
+        nodes.append(Node(f"acc_{f}", "acc", LAT_ACC, adg.acc_bits))
+        edges += [
+            Edge(src, port, f"acc_{f}", "p", adg.acc_bits),
             Edge("ctrl", "first", f"acc_{f}", "first", 1),
         ]
     for lane, s in enumerate(output.ports):

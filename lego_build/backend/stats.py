@@ -9,7 +9,7 @@ def dag_stats(dag: DAG) -> dict[str, int]:
     return {
         "register_bits": dag.register_bits(),
         "multipliers": kinds.count("mul"),
-        "adders": kinds.count("acc"),
+        "adders": kinds.count("acc") + kinds.count("add"),
         "muxes": kinds.count("mux"),
         "buffer_ports": kinds.count("read") + kinds.count("write"),
         "nodes": len(dag.nodes),

@@ -8,7 +8,7 @@ from veriloggen import Int, Module, Mux, Posedge, StubModule
 
 from lego_build.ir.dag import DAG, Edge
 
-from rtl_templates_free import mk_acc, mk_bank, mk_mul
+from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_mul
 
 from .ctrl import mk_ctrl
 from .host import HostMap, host_map
@@ -56,7 +56,7 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
         ctrl_ports.append((f"addr_{t}", signal[(f"agen_{t}", "addr")]))
     m.Instance(use(mk_ctrl(hm)), "u_ctrl", ports=ctrl_ports)
 
-    out_port = {"read": "data", "pin": "out", "mul": "p", "acc": "y"}
+    out_port = {"read": "data", "pin": "out", "mul": "p", "add": "s", "acc": "y"}
     for n in dag.nodes:
         if n.kind in out_port:
             signal[(n.name, out_port[n.kind])] = m.Wire(f"{n.name}_{out_port[n.kind]}", n.width)
@@ -90,6 +90,11 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
             a, b = inp[(n.name, "a")], inp[(n.name, "b")]
             mod = mk_mul(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width)
             m.Instance(use(mod), f"u_{n.name}", ports=[("clk", clk), ("a", a), ("b", b), ("p", signal[(n.name, "p")])])
+        elif n.kind == "add":
+            ins = sorted((e for e in dag.edges if e.dst == n.name), key=lambda e: (e.dst_port != "p", e.dst_port))
+            mod = mk_add(tuple(e.width for e in ins), n.width)
+            m.Instance(use(mod), f"u_{n.name}", ports=[("clk", clk)] + [
+                (f"i{i}", inp[(n.name, e.dst_port)]) for i, e in enumerate(ins)] + [("s", signal[(n.name, "s")])])
         elif n.kind == "acc":
             mod = mk_acc(_width_of(dag, n.name, "p"), n.width)
             m.Instance(use(mod), f"u_{n.name}", ports=[

@@ -8,15 +8,14 @@ element and tile. Hops: every link moves one word per step. DRAM: each tensor
 crosses once (L1-capacity tiling and refetches are not modelled yet). Latency is a roofline of compute steps plus array fill against DRAM
 transfer cycles (double buffering assumed). Compute cycles follow the generated
 controller exactly: one cycle to accept ``start``, one per time step, then the
-array's skew ``sum |c_j| (R_j - 1)`` plus the FU pipeline (buffer read, multiply,
-accumulate) before the last write.
+array's pipeline latency (buffer read to last write, skew included), which the
+mapper takes from the array's own primitive graph scheduled ASAP.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from math import ceil, prod
 
-from lego_build.backend.codegen import FU_PIPELINE
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.workload import Kernel
 
@@ -43,7 +42,7 @@ class Cost:
         return {"energy": self.energy_pj, "latency": float(self.cycles), "edp": self.energy_pj * self.cycles}[name]
 
 
-def evaluate(kernel: Kernel, mapping: Mapping, nets: tuple[NetShape, ...], arch) -> Cost:
+def evaluate(kernel: Kernel, mapping: Mapping, nets: tuple[NetShape, ...], arch, latency: int) -> Cost:
     e = arch.energy
     steps = mapping.steps
     fus = prod(extent for _, extent in mapping.spatial)
@@ -60,8 +59,7 @@ def evaluate(kernel: Kernel, mapping: Mapping, nets: tuple[NetShape, ...], arch)
         ("hop", hops * e.hop_pj),
         ("dram", dram_words * e.dram_pj),
     )
-    fill = sum(abs(c) * (extent - 1) for c, (_, extent) in zip(arch.control_flow, mapping.spatial))
-    compute = 1 + steps + max(1, fill + FU_PIPELINE)
+    compute = 1 + steps + max(1, latency)
     dram_bytes = sum(t.size * ceil(t.bits / 8) for t in kernel.tensors)
     dram = ceil(dram_bytes / arch.dram_bytes_per_cycle)
     return Cost(

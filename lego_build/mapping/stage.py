@@ -35,13 +35,24 @@ def link_conflict(kernel: Kernel, adg: ADG, arch) -> str:
     return ""
 
 
-def map_layer(kernel: Kernel, adg: ADG, arch, mapper) -> dict:
+def pipeline_latency(adg: ADG) -> int:
+    """Cycles from a time step to its last write in the generated array (ASAP schedule)."""
+    from lego_build.backend.codegen import build_dag
+    from lego_build.backend.passes import bitwidth
+    from lego_build.backend.passes.delay_matching import greedy_schedule
+
+    dag = bitwidth.run(build_dag(adg))
+    return dag.with_delays(greedy_schedule(dag)).latency
+
+
+def map_layer(kernel: Kernel, adg: ADG, arch, mapper, latency: int | None = None) -> dict:
     nets = tuple(NetShape(n.tensor, len(n.ports), len(n.links)) for n in adg.nets)
+    latency = pipeline_latency(adg) if latency is None else latency
     spatial = tuple(zip(arch.spatial, (arch.rows, arch.cols)))
     search = OrderSearch(kernel, spatial, mapper.objective)
     while (mapping := search.next()) is not None:
         status = pre_check(kernel, mapping)
-        search.report(status, evaluate(kernel, mapping, nets, arch) if status.ok else None)
+        search.report(status, evaluate(kernel, mapping, nets, arch, latency) if status.ok else None)
     if search.best is None:
         reasons = sorted({entry["reason"] for entry in search.log})
         return {"status": "unmappable", "reason": reasons[-1] if reasons else "empty mapspace"}
@@ -69,6 +80,7 @@ def map_workload(layers, arch, mapper) -> dict:
     if ref is None:
         raise StageError(f"no layer of this workload runs on arch.family={arch.family}")
     adg = build_adg(ref, arch)
+    latency = pipeline_latency(adg)
     cache: dict[Kernel, dict] = {}
     entries = []
     for entry, kernel in layers:
@@ -82,7 +94,7 @@ def map_workload(layers, arch, mapper) -> dict:
             row.update(status="unmappable", reason=conflict)
         else:
             if lowered not in cache:
-                cache[lowered] = map_layer(lowered, adg, arch, mapper)
+                cache[lowered] = map_layer(lowered, adg, arch, mapper, latency)
             row.update(cache[lowered])
         entries.append(row)
     mapped = [e for e in entries if e["status"] == "mapped"]

@@ -1,7 +1,8 @@
 """Bit-width inference by value-range propagation (seed 004 §5.1, the range R on edges).
 
 Ranges start at the signed operand range of each buffer read; pins forward them;
-a multiplier's range is the hull of the four corner products. Accumulators keep
+a multiplier's range is the hull of the four corner products; a spatial adder's
+range is the sum of its inputs' ranges. Accumulators keep
 the configured accumulator width because their trip count is a run-time loop
 bound. Each node's width becomes the fewest two's-complement bits of its range,
 and every edge takes the width of its source.
@@ -38,8 +39,10 @@ def run(dag: DAG, cfg: object = None) -> DAG:
             (alo, ahi), (blo, bhi) = ins["a"], ins["b"]
             corners = (alo * blo, alo * bhi, ahi * blo, ahi * bhi)
             ranges[node.name] = (min(corners), max(corners))
-        if node.name in ranges and node.kind in ("pin", "mul"):
-            width[node.name] = signed_bits(*ranges[node.name])
+        elif node.kind == "add":
+            ranges[node.name] = (sum(r[0] for r in ins.values()), sum(r[1] for r in ins.values()))
+        if node.name in ranges and node.kind in ("pin", "mul", "add"):
+            width[node.name] = min(node.width, signed_bits(*ranges[node.name]))
     nodes = tuple(replace(n, width=width[n.name]) for n in dag.nodes)
     by_name = {n.name: n for n in nodes}
     edges = tuple(

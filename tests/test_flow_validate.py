@@ -5,8 +5,14 @@ from lego_build.flow.validate import validate
 
 
 @pytest.mark.parametrize("overrides, key", [
-    (["arch.spatial=[m,q]"], "arch.spatial[1]='q'"),
-    (["arch.family=conv2d"], "arch.spatial[0]='m': arch.family=conv2d has no such dim"),
+    (["arch.dataflows.main.spatial=[m,q]"], "arch.dataflows.main.spatial[1]: dim 'q' is not a dim"),
+    (["arch.family=conv2d"], "arch.dataflows.main.spatial[0]: dim 'm' is not a dim of this family"),
+    (["arch.dataflows.main.spatial=[m,'n:8,b:2']"], "extents multiply to 16, but the axis has 4 FUs"),
+    (["arch.dataflows.main.spatial=[m,n]", "arch.dataflows.main.temporal=[b,m,k]"],
+     "arch.dataflows.main.temporal: dim 'n' has no loop"),
+    (["arch.dataflows.main.temporal=[b,m,n,k,k]"], "arch.dataflows.main.temporal: dim 'k' has two loops"),
+    (["arch.dataflows.main.spatial=[m]"], "needs one entry per array axis"),
+    (["arch.dataflows.main.spatial=[]", "arch.dataflows.main.interstellar=C|Q"], "cannot read 'Q'"),
     (["workload=onnx", "workload.path=missing.onnx"], "workload.path=missing.onnx"),
 ])
 def test_cross_group_errors_name_the_key(overrides, key):
@@ -19,10 +25,10 @@ def test_cross_group_errors_name_the_key(overrides, key):
 @pytest.mark.parametrize("overrides", [
     [],
     ["workload=conv2d"],  # lowered to GEMM by im2col
-    ["workload=conv2d", "arch.family=conv2d", "arch.spatial=[oc,ow]"],
+    ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[oc,ow]"],
     ["workload=attention"],
     ["workload=mttkrp"],  # nothing maps on a GEMM array, but analysis must still run
-    ["arch.spatial=[k,n]"],  # weight stationary: partial sums reduce across the array
+    ["arch.dataflows.main.spatial=[k,n]"],  # weight stationary: partial sums reduce across the array
 ])
 def test_valid_combinations(overrides):
     validate(compose(overrides))

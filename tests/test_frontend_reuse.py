@@ -1,14 +1,13 @@
 """Seed 004 eq. 4.1-4.2 and the worked examples of §3.4 / §4.1."""
-from types import SimpleNamespace
-
+from lego_build import compose
 from lego_build.analysis.kernels import gemm
 from lego_build.frontend.adg_build import build_adg
 from lego_build.frontend.reuse import direct_links, spatial_matrix
 
 
 def arch(rows, cols, spatial, c, d_s=1):
-    return SimpleNamespace(rows=rows, cols=cols, spatial=spatial, control_flow=c, d_s=d_s, fu="mac",
-                           operand_bits=8, acc_bits=32, buffer_depth=1024)
+    return compose([f"arch.rows={rows}", f"arch.cols={cols}", f"arch.dataflows.main.spatial=[{','.join(spatial)}]",
+                    f"arch.control_flow=[{c[0]},{c[1]}]", f"arch.d_s={d_s}"]).arch
 
 
 def test_fig_3_1_gemm_link_vectors_and_rejection():

@@ -10,7 +10,8 @@ from lego_build.mapping.stage import map_layer, map_workload
 def _map(overrides):
     cfg = compose(overrides)
     (layer,) = workload_from_config(cfg.workload).layers
-    return map_layer(layer.kernel, build_adg(layer.kernel, cfg.arch), cfg.arch, cfg.mapper)
+    adg = build_adg(layer.kernel, cfg.arch)
+    return map_layer(layer.kernel, adg, adg.dataflows[0], cfg.arch, cfg.mapper)
 
 
 def test_search_rejects_with_reasons_and_keeps_reduction_innermost():
@@ -47,10 +48,11 @@ def test_layer_whose_reuse_breaks_a_link_is_reported():
     from lego_build.analysis.kernels import conv2d
     from lego_build.mapping.stage import link_conflict
 
-    cfg = compose(["arch.family=conv2d", "arch.spatial=[kh,oh]", "arch.control_flow=[0,0]"])
+    cfg = compose(["arch.family=conv2d", "arch.dataflows.main.spatial=[kh,oh]", "arch.control_flow=[0,0]"])
     stride1 = conv2d(1, 4, 4, 8, 8, 3, 3, 1, 1)
     adg = build_adg(stride1, cfg.arch)
     assert any(tuple(b - a for a, b in zip(lk.src, lk.dst)) in {(1, -1), (-1, 1)} for lk in adg.net("X").links)
-    assert link_conflict(stride1, adg, cfg.arch) == ""
-    reason = link_conflict(conv2d(1, 4, 4, 8, 8, 3, 3, 2, 1), adg, cfg.arch)
-    assert reason.startswith("tensor X does not reuse data along the array's link")
+    df = adg.dataflows[0]
+    assert link_conflict(stride1, adg, df, cfg.arch) == ""
+    reason = link_conflict(conv2d(1, 4, 4, 8, 8, 3, 3, 2, 1), adg, df, cfg.arch)
+    assert reason.startswith("tensor X cannot use the array's direct link")

@@ -17,14 +17,14 @@ def _verilator():
     ["arch.rows=8", "arch.cols=8", "workload.M=32", "workload.N=24", "workload.K=40"],  # issue acceptance 2
     ["arch.rows=3", "arch.cols=5", "arch.control_flow=[1,0]", "workload.M=10", "workload.N=11",
      "workload.K=7", "optimizer=greedy", "target.seed=7"],
-    ["arch.spatial=[n,m]", "arch.control_flow=[0,0]", "workload.M=9", "workload.N=6", "workload.K=1"],
+    ["arch.dataflows.main.spatial=[n,m]", "arch.control_flow=[0,0]", "workload.M=9", "workload.N=6", "workload.K=1"],
     # a strided, padded conv on an output-row/column (ShiDianNao-like) unrolling
-    ["workload=conv2d", "arch.family=conv2d", "arch.spatial=[oh,ow]", "workload.in_h=9", "workload.in_w=7", "workload.in_ch=3",
+    ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[oh,ow]", "workload.in_h=9", "workload.in_w=7", "workload.in_ch=3",
      "workload.out_ch=5", "workload.stride=2", "workload.pad=1"],
     # weight stationary (TPU/Gemmini): partial sums flow down the columns into accumulators
-    ["arch.spatial=[k,n]", "workload.K=37", "workload.N=9"],
+    ["arch.dataflows.main.spatial=[k,n]", "workload.K=37", "workload.N=9"],
     # NVDLA-like IC-OC with broadcast control: a combinational-free adder chain per column
-    ["workload=conv2d", "arch.family=conv2d", "arch.spatial=[ic,oc]", "arch.control_flow=[0,0]",
+    ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[ic,oc]", "arch.control_flow=[0,0]",
      "workload.in_h=6", "workload.in_w=5", "workload.in_ch=6", "workload.out_ch=5"],
 ], ids=["default", "8x8-32x24x40", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1", "ws-systolic",
         "icoc-broadcast"])

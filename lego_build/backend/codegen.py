@@ -56,6 +56,13 @@ def build_dag(adg: ADG) -> DAG:
     (output,) = [n for n in adg.nets if n.role == "out"]
     if len(inputs) != 2:
         raise StageError(f"kernel {adg.kernel}: the MAC FU needs exactly two input tensors, got {len(inputs)}")
+    if len(adg.dataflows) > 1:
+        raise StageError(f"arch.dataflows: {len(adg.dataflows)} switchable dataflows; the back end generates "
+                         "one dataflow per array so far (the ADG is in adg.json)")
+    fifo = [lk for n in adg.nets for lk in n.links if lk.kind == "delay"]
+    if fifo:
+        raise StageError(f"tensor links through FIFOs (delay links, e.g. {fifo[0].src}->{fifo[0].dst}) are not "
+                         "generated yet; the ADG is in adg.json")
     aw = addr_bits(adg.buffer_depth)
     buffers = tuple(
         BufferSpec(n.tensor, n.role, n.bits, len(n.ports), adg.buffer_depth, aw) for n in adg.nets

@@ -9,7 +9,7 @@ naming the key; they run when the composed config is turned into objects.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List
+from typing import Any, Dict, List
 
 from omegaconf import MISSING
 
@@ -161,13 +161,29 @@ class EnergyConf:
 
 
 @dataclass
-class ArchConf:
-    """A 2-D FU array with one spatial dataflow.
+class DataflowConf:
+    """One spatial dataflow of the array (seed 004 §3.2), written by dim names of ``arch.family``.
 
-    ``spatial`` is ``M_S->I`` written by name: ``spatial[j]`` is the iteration dim of
-    kernel family ``family`` unrolled along array axis ``j`` (rows, then cols); layers
-    of other families are lowered to it (lego_build.analysis.lowering).
-    ``control_flow`` is the vector ``c`` of seed 004 eq. 3.6.
+    ``spatial[j]`` is what array axis ``j`` (rows, then cols) unrolls: ``"m"``, or
+    ``"x:4,k:4"`` for several dims on one axis (outer to inner, extents multiply to
+    the axis size). ``interstellar`` is the alternative spelling of seed 001 ch. 3
+    (``"C|K"``, ``"FY|Y"``, ``"C|K4X4"``, ``"[c|k, x2|y2]"``). ``temporal`` fixes the loop
+    order (outer to inner) when the hardware supports only that one.
+    """
+
+    spatial: List[str] = field(default_factory=list)
+    interstellar: str = ""
+    temporal: List[str] = field(default_factory=list)
+
+
+@dataclass
+class ArchConf:
+    """A 2-D FU array and its spatial dataflows (several make a switchable design).
+
+    Layers of other kernel families are lowered to ``family``
+    (lego_build.analysis.lowering). ``control_flow`` is ``c`` of seed 004 eq. 3.6;
+    ``d_s`` and ``d_t`` bound link length and FIFO depth (eq. 4.1, 4.3); ``d_t = 0``
+    means no FIFOs between FUs (direct links only).
     """
 
     name: str = "systolic"
@@ -177,9 +193,10 @@ class ArchConf:
     fu: str = "mac"
     operand_bits: int = 8
     acc_bits: int = 32
-    spatial: List[str] = field(default_factory=lambda: ["m", "n"])
+    dataflows: Dict[str, DataflowConf] = field(default_factory=lambda: {"main": DataflowConf(spatial=["m", "n"])})
     control_flow: List[int] = field(default_factory=lambda: [1, 1])
     d_s: int = 1
+    d_t: int = 0
     buffer_depth: int = 4096
     max_fus: int = 4096
     clock_mhz: float = 500.0
@@ -188,16 +205,16 @@ class ArchConf:
 
     def __post_init__(self) -> None:
         _positive("arch", self, "rows", "cols", "operand_bits", "acc_bits", "d_s", "buffer_depth", "max_fus")
+        if self.d_t < 0:
+            raise ConfigError(f"arch.d_t={self.d_t}: must be >= 0 (0: no FIFOs between FUs)")
         _choice("arch", "fu", self.fu, ("mac",))
         _choice("arch", "family", self.family, ("gemm", "conv2d", "mttkrp", "ttmc"))
         if self.rows * self.cols > self.max_fus:
             raise ConfigError(
                 f"arch.rows x arch.cols = {self.rows * self.cols} FUs exceeds arch.max_fus={self.max_fus}"
             )
-        if len(self.spatial) != 2:
-            raise ConfigError(f"arch.spatial={list(self.spatial)}: needs one iteration dim per array axis (2)")
-        if len(set(self.spatial)) != 2:
-            raise ConfigError(f"arch.spatial={list(self.spatial)}: the two axes must unroll different dims")
+        if not self.dataflows:
+            raise ConfigError("arch.dataflows: give at least one dataflow, e.g. arch.dataflows.main.spatial=[m,n]")
         if len(self.control_flow) != 2 or any(c not in (-1, 0, 1) for c in self.control_flow):
             raise ConfigError(f"arch.control_flow={list(self.control_flow)}: needs two values from -1, 0, 1")
         if self.operand_bits > 32 or self.acc_bits > 64:

@@ -8,19 +8,13 @@ Whether any layer of the workload runs on the array is the mapper's verdict, so
 """
 from __future__ import annotations
 
-from .schema import ConfigError, LegoConfig
+from .schema import LegoConfig
 
 
 def validate(cfg: LegoConfig) -> None:
     """Raise :class:`ConfigError` (one line, names the key) if the groups do not fit together."""
-    from lego_build.analysis.lowering import FAMILY_DIMS
     from lego_build.analysis.workloads import workload_from_config
+    from lego_build.frontend.dataflow import arch_dataflows
 
     workload_from_config(cfg.workload)  # parses model files
-    family = cfg.arch.family
-    dims = FAMILY_DIMS[family]
-    for axis, dim in enumerate(cfg.arch.spatial):
-        if dim not in dims:
-            raise ConfigError(
-                f"arch.spatial[{axis}]={dim!r}: arch.family={family} has no such dim (dims: {', '.join(dims)})"
-            )
+    arch_dataflows(cfg.arch)  # every dataflow bijective and inside the array

@@ -1,38 +1,50 @@
-"""Build the ADG of one spatial dataflow (seed 004 ch. 4: eq. 4.1-4.2 then 4.5)."""
+"""Build the ADG (seed 004 ch. 4): candidates by eq. 4.1-4.4, then eq. 4.5 or the §4.3 merge."""
 from __future__ import annotations
 
-from lego_build.ir.adg import ADG, Link, TensorNet
+from dataclasses import replace
+
+from lego_build.ir.adg import ADG, TensorNet
 from lego_build.ir.workload import Kernel
 
+from .dataflow import arch_dataflows
+from .links import candidate_links
+from .merge import merge_dataflows
 from .mst import spanning_forest
-from .reuse import direct_links, spatial_matrix
 
 
 def build_adg(kernel: Kernel, arch) -> ADG:
-    shape = (arch.rows, arch.cols)
-    spatial = tuple(arch.spatial)
-    c = tuple(arch.control_flow)
-    m_s = spatial_matrix(kernel, spatial)
-    fus = tuple((r, q) for r in range(shape[0]) for q in range(shape[1]))
-    fu_set = set(fus)
+    dataflows = arch_dataflows(arch)
+    fus = tuple((r, c) for r in range(arch.rows) for c in range(arch.cols))
     nets = []
     for tensor in kernel.tensors:
-        vectors, _ = direct_links(tensor, m_s, c, arch.d_s)
-        candidates = tuple(
-            Link(s, tuple(a + b for a, b in zip(s, v.ds)), v.delay)
-            for v in vectors for s in fus
-            if tuple(a + b for a, b in zip(s, v.ds)) in fu_set
-        )
-        links, ports = spanning_forest(fus, candidates, reverse=tensor.role == "out")
-        bits = arch.acc_bits if tensor.role == "out" else arch.operand_bits
-        nets.append(TensorNet(tensor.name, tensor.role, bits, tuple((v.ds, v.delay) for v in vectors), links, ports))
+        per_df, solutions = [], {}
+        for df in dataflows:
+            links, sols = candidate_links(kernel, df, tensor.name, arch.d_s, arch.d_t)
+            per_df.append((df.name, links))
+            for s in sols:
+                solutions.setdefault((s.ds, s.t), s.w)
+        reverse = tensor.role == "out"
+        if len(dataflows) == 1:
+            name = dataflows[0].name
+            kept, ports = spanning_forest(fus, per_df[0][1], reverse)
+            kept = tuple(replace(lk, dataflows=(name,)) for lk in kept)
+            port_dfs = tuple((name,) for _ in ports)
+        else:
+            kept, ports, port_dfs = merge_dataflows(fus, per_df, reverse)
+        vectors = sorted({(tuple(b - a for a, b in zip(lk.src, lk.dst)), lk.delay)
+                          for _, links in per_df for lk in links if lk.kind == "direct"})
+        bits = arch.acc_bits if reverse else arch.operand_bits
+        nets.append(TensorNet(
+            tensor.name, tensor.role, bits, tuple(vectors), kept, ports, port_dfs,
+            tuple(sorted((ds, t, w) for (ds, t), w in solutions.items())),
+        ))
     return ADG(
         kernel=kernel.name,
         dims=tuple(d.name for d in kernel.dims),
         reduction_dims=tuple(kernel.dims[d].name for d in kernel.reduction_dims),
-        shape=shape,
-        spatial=spatial,
-        control_flow=c,
+        shape=(arch.rows, arch.cols),
+        dataflows=dataflows,
+        control_flow=tuple(arch.control_flow),
         fu=arch.fu,
         operand_bits=arch.operand_bits,
         acc_bits=arch.acc_bits,

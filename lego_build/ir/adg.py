@@ -1,14 +1,17 @@
 """Architecture description graph (ADG): FUs, per-tensor interconnections, data nodes.
 
 Seed 004 §3.4: each tensor has a directed forest over the FU array; an edge
-``(s1, s2, delay)`` moves data from FU ``s1`` to ``s2`` after ``delay`` cycles. Tree
-roots (input tensors) or sinks (output tensors) carry a data node: a memory port.
+``(s1, s2, delay)`` moves data from FU ``s1`` to ``s2`` after ``delay`` cycles
+(``Δt_bias`` for a direct link, ``Δt_bias + w`` for a delay link through a FIFO of
+depth ``w``). Tree roots (input tensors) or sinks (output tensors) carry a data
+node: a memory port. In a design with several dataflows every link and port
+records the dataflows that use it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-Coord = tuple[int, ...]
+from .dataflow import Coord, Dataflow
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +19,9 @@ class Link:
     src: Coord
     dst: Coord
     delay: int
+    kind: str = "direct"  # "direct" | "delay"
+    fifo: int = 0  # w: FIFO depth of a delay link (the minimum; programmable up to d_T if no fixed temporal order)
+    dataflows: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,18 +32,20 @@ class TensorNet:
     tensor: str
     role: str
     bits: int
-    link_vectors: tuple[tuple[Coord, int], ...]  # (Δs, delay) solutions of eq. 4.1
+    link_vectors: tuple[tuple[Coord, int], ...]  # (Δs, Δt_bias) solutions of eq. 4.1, any dataflow
     links: tuple[Link, ...]
     ports: tuple[Coord, ...]
+    port_dataflows: tuple[tuple[str, ...], ...] = ()
+    delay_solutions: tuple[tuple[Coord, tuple[int, ...], int], ...] = ()  # (Δs, t, w) of eq. 4.3
 
 
 @dataclass(frozen=True, slots=True)
 class ADG:
     kernel: str
-    dims: tuple[str, ...]  # iteration dims of the kernel, in IR order
+    dims: tuple[str, ...]  # iteration dims of the kernel family, in IR order
     reduction_dims: tuple[str, ...]
     shape: tuple[int, ...]  # FU array extents
-    spatial: tuple[str, ...]  # dim unrolled on each array axis (M_S->I)
+    dataflows: tuple[Dataflow, ...]
     control_flow: tuple[int, ...]  # c
     fu: str
     operand_bits: int
@@ -56,3 +64,6 @@ class ADG:
 
     def net(self, tensor: str) -> TensorNet:
         return next(n for n in self.nets if n.tensor == tensor)
+
+    def dataflow(self, name: str) -> Dataflow:
+        return next(d for d in self.dataflows if d.name == name)

@@ -1,9 +1,11 @@
 """Dataflow mapping IR: spatial unrolling ``M_S->I`` and a temporal loop nest ``M_T->I``.
 
 Seed 004 eq. 3.2-3.4: ``i = M_T t + M_S s``. Here every kernel dim ``d`` gets one
-temporal loop; a dim unrolled on array axis ``j`` (extent ``R_j``) iterates tiles,
-so its loop has stride ``R_j`` and ``i_d = R_j * t_d + s_j``. Loops are listed
-outer to inner (the lexicographic order of eq. 3.5).
+temporal loop; a dim unrolled on the array over ``R_d`` FUs iterates tiles, so its
+loop has stride ``R_d`` and ``i_d = R_d * t_d + s_d``. ``spatial`` lists the virtual
+spatial coordinates ``(dim, extent)`` of the dataflow (one dim may appear on both
+axes or twice on one: replication; strides are mixed radix, inner fastest).
+Loops are listed outer to inner (the lexicographic order of eq. 3.5).
 """
 from __future__ import annotations
 
@@ -33,13 +35,17 @@ class Mapping:
     def loop_index(self, dim: str) -> int:
         return next(i for i, loop in enumerate(self.temporal) if loop.dim == dim)
 
+    def spatial_strides(self) -> tuple[int, ...]:
+        v = self.spatial
+        return tuple(prod(e for d, e in v[i + 1:] if d == dim) for i, (dim, _) in enumerate(v))
+
     def iteration(self, kernel: Kernel, t: tuple[int, ...], s: tuple[int, ...]) -> tuple[int, ...]:
-        """Eq. 3.4: the iteration executed at temporal point ``t`` on FU ``s``."""
+        """Eq. 3.4: the iteration executed at temporal point ``t`` on virtual FU coordinates ``s``."""
         it = {d.name: 0 for d in kernel.dims}
         for loop, tv in zip(self.temporal, t):
             it[loop.dim] += loop.stride * tv
-        for (dim, _), sv in zip(self.spatial, s):
-            it[dim] += sv
+        for (dim, _), stride, sv in zip(self.spatial, self.spatial_strides(), s):
+            it[dim] += stride * sv
         return tuple(it[d.name] for d in kernel.dims)
 
     def tensor_levels(self, kernel: Kernel, tensor: str) -> tuple[int, ...]:

@@ -27,7 +27,9 @@ class Status:
 
 
 def tiled_loops(kernel: Kernel, spatial: tuple[tuple[str, int], ...]) -> dict[str, Loop]:
-    extents = dict(spatial)
+    extents: dict[str, int] = {}
+    for dim, extent in spatial:
+        extents[dim] = extents.get(dim, 1) * extent
     loops = {}
     for dim in kernel.dims:
         extent = extents.get(dim.name, 1)
@@ -57,6 +59,7 @@ class OrderSearch:
     kernel: Kernel
     spatial: tuple[tuple[str, int], ...]
     objective: str
+    fixed_order: tuple[str, ...] = ()  # the hardware's temporal dataflow, if it has only one
     best: tuple[Mapping, Cost] | None = None
     log: list[dict] = field(default_factory=list)
 
@@ -69,6 +72,7 @@ class OrderSearch:
         self._inner = [n for n in fixed if n in reduction]
         moving = [n for n in names if self._loops[n].bound > 1]
         self._orders: Iterator[tuple[str, ...]] = permutations(moving)
+        self._fixed = [d for d in self.fixed_order if d in moving]
         self._pending: Mapping | None = None
 
     def next(self) -> Mapping | None:
@@ -82,6 +86,8 @@ class OrderSearch:
         mapping = self._pending
         assert mapping is not None
         order = [lp.dim for lp in mapping.temporal if lp.bound > 1]
+        if status.ok and self._fixed and order != self._fixed:
+            status = Status(False, f"the array's temporal dataflow fixes the loop order {self.fixed_order}")
         if not status.ok:
             self.log.append({"order": order, "status": "rejected", "reason": status.reason})
             return

@@ -15,23 +15,33 @@ from lego_build.flow.atomic import write_json
 from lego_build.flow.schema import LegoConfig
 from lego_build.flow.stages import StageError
 from lego_build.frontend.adg_build import build_adg
-from lego_build.frontend.reuse import direct_links, spatial_matrix
+from lego_build.frontend.links import candidate_links
 from lego_build.ir.adg import ADG
+from lego_build.ir.dataflow import Dataflow
 from lego_build.ir.workload import Kernel
 
 from .cost import NetShape, evaluate
 from .search import OrderSearch, pre_check
 
 
-def link_conflict(kernel: Kernel, adg: ADG, arch) -> str:
-    """Why ``kernel`` cannot use the array's links ('' if it can): eq. 4.1 must hold for every link."""
-    m_s = spatial_matrix(kernel, adg.spatial)
+def link_conflict(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> str:
+    """Why ``kernel`` cannot use the array's links under ``dataflow`` ('' if it can).
+
+    Every link the dataflow uses must be a candidate of eq. 4.1 (direct) or eq. 4.3
+    (delay) for this layer too; e.g. a stride-2 conv breaks the diagonal input reuse
+    of a KH-OH array.
+    """
     for net in adg.nets:
-        allowed = {v.ds for v in direct_links(kernel.tensor(net.tensor), m_s, adg.control_flow, arch.d_s)[0]}
-        for link in net.links:
-            ds = tuple(b - a for a, b in zip(link.src, link.dst))
-            if ds not in allowed:
-                return f"tensor {net.tensor} does not reuse data along the array's link Δs={ds}"
+        used = [lk for lk in net.links if dataflow.name in lk.dataflows]
+        if not used:
+            continue
+        own = {(lk.src, lk.dst, lk.kind) for lk in
+               candidate_links(kernel, dataflow, net.tensor, arch.d_s, arch.d_t,
+                               with_delay=any(lk.kind == "delay" for lk in used))[0]}
+        for lk in used:
+            if (lk.src, lk.dst, lk.kind) not in own:
+                ds = tuple(b - a for a, b in zip(lk.src, lk.dst))
+                return f"tensor {net.tensor} cannot use the array's {lk.kind} link Δs={ds} under dataflow {dataflow.name}"
     return ""
 
 
@@ -45,11 +55,15 @@ def pipeline_latency(adg: ADG) -> int:
     return dag.with_delays(greedy_schedule(dag)).latency
 
 
-def map_layer(kernel: Kernel, adg: ADG, arch, mapper, latency: int | None = None) -> dict:
-    nets = tuple(NetShape(n.tensor, len(n.ports), len(n.links)) for n in adg.nets)
+def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int | None = None) -> dict:
+    """Best loop order of ``kernel`` under ``dataflow`` (respecting a fixed temporal order)."""
+    def uses(items, dfs):
+        return sum(1 for _, d in zip(items, dfs) if dataflow.name in d)
+
+    nets = tuple(NetShape(n.tensor, uses(n.ports, n.port_dataflows),
+                          sum(1 for lk in n.links if dataflow.name in lk.dataflows)) for n in adg.nets)
     latency = pipeline_latency(adg) if latency is None else latency
-    spatial = tuple(zip(arch.spatial, (arch.rows, arch.cols)))
-    search = OrderSearch(kernel, spatial, mapper.objective)
+    search = OrderSearch(kernel, dataflow.virtual, mapper.objective, dataflow.temporal)
     while (mapping := search.next()) is not None:
         status = pre_check(kernel, mapping)
         search.report(status, evaluate(kernel, mapping, nets, arch, latency) if status.ok else None)
@@ -59,6 +73,7 @@ def map_layer(kernel: Kernel, adg: ADG, arch, mapper, latency: int | None = None
     mapping, cost = search.best
     return {
         "status": "mapped",
+        "dataflow": dataflow.name,
         "dims": {d.name: d.bound for d in kernel.dims},
         "macs": kernel.macs,
         "mapping": mapping.to_json(),
@@ -75,12 +90,29 @@ def map_layer(kernel: Kernel, adg: ADG, arch, mapper, latency: int | None = None
     }
 
 
+def best_dataflow(kernel: Kernel, adg: ADG, arch, mapper, latency: int) -> dict:
+    """Map under every dataflow the layer can use; keep the best by the objective (issue: per-layer choice)."""
+    results, reasons = [], []
+    for df in adg.dataflows:
+        conflict = link_conflict(kernel, adg, df, arch)
+        if conflict:
+            reasons.append(conflict)
+            continue
+        result = map_layer(kernel, adg, df, arch, mapper, latency)
+        (results if result["status"] == "mapped" else reasons).append(
+            result if result["status"] == "mapped" else result["reason"])
+    if not results:
+        return {"status": "unmappable", "reason": "; ".join(reasons)}
+    key = {"energy": "energy_pj", "latency": "cycles", "edp": None}[mapper.objective]
+    return min(results, key=lambda r: r["energy_pj"] * r["cycles"] if key is None else r[key])
+
+
 def map_workload(layers, arch, mapper) -> dict:
     ref = reference_kernel([k for _, k in layers], arch.family)
     if ref is None:
         raise StageError(f"no layer of this workload runs on arch.family={arch.family}")
     adg = build_adg(ref, arch)
-    latency = pipeline_latency(adg)
+    latency = pipeline_latency(adg) if len(adg.dataflows) == 1 else 0
     cache: dict[Kernel, dict] = {}
     entries = []
     for entry, kernel in layers:
@@ -90,11 +122,9 @@ def map_workload(layers, arch, mapper) -> dict:
         lowered = lower(kernel, arch.family)
         if lowered is None:
             row.update(status="unmappable", reason=f"no lowering of {kernel.name} to arch.family={arch.family}")
-        elif conflict := link_conflict(lowered, adg, arch):
-            row.update(status="unmappable", reason=conflict)
         else:
             if lowered not in cache:
-                cache[lowered] = map_layer(lowered, adg, arch, mapper, latency)
+                cache[lowered] = best_dataflow(lowered, adg, arch, mapper, latency)
             row.update(cache[lowered])
         entries.append(row)
     mapped = [e for e in entries if e["status"] == "mapped"]

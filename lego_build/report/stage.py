@@ -49,6 +49,11 @@ def summarize(cfg: LegoConfig, doc: dict) -> dict:
     }
 
 
+def _dataflows(adg: dict) -> str:
+    return ", ".join(f"{d['name']}: " + "|".join("".join(dim for dim, _ in axis) for axis in d["axes"])
+                     for d in adg["dataflows"])
+
+
 def _vectors(net: dict) -> str:
     return ", ".join(f"{tuple(v)}: {d}" for v, d in net["link_vectors"]) or "-"
 
@@ -58,8 +63,8 @@ def render_markdown(summary: dict, doc: dict) -> str:
     lines = [
         f"# {summary['design']}",
         "",
-        f"{summary['arch']} {summary['array'][0]}x{summary['array'][1]} array ({adg['kernel']} dataflow "
-        f"{'-'.join(adg['spatial'])}) running {summary['workload']}: {summary['macs']:,} MACs; mapper "
+        f"{summary['arch']} {summary['array'][0]}x{summary['array'][1]} {adg['kernel']} array (dataflows "
+        f"{_dataflows(adg)}) running {summary['workload']}: {summary['macs']:,} MACs; mapper "
         f"{summary['mapper']}, optimizer {summary['optimizer']}, target {summary['target']}.",
         "",
         f"* {summary['layers_mapped']} array layers mapped, {summary['layers_unmappable']} unmappable, "

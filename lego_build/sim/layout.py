@@ -15,6 +15,7 @@ import numpy as np
 from lego_build.emit.host import HostMap
 from lego_build.flow.stages import StageError
 from lego_build.ir.adg import ADG
+from lego_build.ir.dataflow import Dataflow
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.workload import Kernel
 
@@ -65,8 +66,8 @@ def _element_index(kernel: Kernel, mapping: Mapping, tensor: str, t: np.ndarray,
     it = np.zeros((t.shape[0], len(kernel.dims)), dtype=np.int64)
     for lv, loop in enumerate(mapping.temporal):
         it[:, kernel.dim_index(loop.dim)] += loop.stride * t[:, lv]
-    for (dim, _), sv in zip(mapping.spatial, s):
-        it[:, kernel.dim_index(dim)] += sv
+    for (dim, _), stride, sv in zip(mapping.spatial, mapping.spatial_strides(), s):
+        it[:, kernel.dim_index(dim)] += stride * sv
     access = kernel.tensor(tensor)
     return it @ np.array(access.matrix, dtype=np.int64).T + np.array(access.bias, dtype=np.int64)
 
@@ -78,7 +79,8 @@ class BankImage:
     words: np.ndarray  # int64 values by address
 
 
-def input_banks(kernel: Kernel, mapping: Mapping, adg: ADG, data: dict[str, np.ndarray], depth: int) -> list[BankImage]:
+def input_banks(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow, data: dict[str, np.ndarray],
+                depth: int) -> list[BankImage]:
     t = _points(mapping)
     images = []
     for tensor in kernel.inputs:
@@ -87,7 +89,7 @@ def input_banks(kernel: Kernel, mapping: Mapping, adg: ADG, data: dict[str, np.n
         if size > depth:
             raise StageError(f"tensor {tensor.name} needs {size} words per bank > arch.buffer_depth={depth}")
         for lane, s in enumerate(adg.net(tensor.name).ports):
-            idx = _element_index(kernel, mapping, tensor.name, t, s)
+            idx = _element_index(kernel, mapping, tensor.name, t, dataflow.to_virtual(s))
             inside = np.all((idx >= 0) & (idx < np.array(tensor.shape)), axis=1)
             values = np.zeros(len(t), dtype=np.int64)
             values[inside] = data[tensor.name][tuple(idx[inside].T)]
@@ -99,14 +101,14 @@ def input_banks(kernel: Kernel, mapping: Mapping, adg: ADG, data: dict[str, np.n
     return images
 
 
-def output_reads(kernel: Kernel, mapping: Mapping, adg: ADG) -> list[tuple[int, int, tuple[int, ...]]]:
+def output_reads(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow) -> list[tuple[int, int, tuple[int, ...]]]:
     """``(lane, addr, element index)`` of every real output element (padding skipped)."""
     out = kernel.output
     t = _points(mapping)
     addr = t @ strides(kernel, mapping, out.name)
     reads = {}
     for lane, s in enumerate(adg.net(out.name).ports):
-        idx = _element_index(kernel, mapping, out.name, t, s)
+        idx = _element_index(kernel, mapping, out.name, t, dataflow.to_virtual(s))
         inside = np.all((idx >= 0) & (idx < np.array(out.shape)), axis=1)
         for a, d in zip(addr[inside], idx[inside]):
             reads[(lane, int(a))] = tuple(int(v) for v in d)

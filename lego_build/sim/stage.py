@@ -71,8 +71,9 @@ def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
             raise StageError(f"verilator -Wall lint: {len(warnings)} warnings, first: {warnings[0]}")
         result["lint"] = "clean"
     data = random_operands(kernel, cfg.target.seed)
-    banks = input_banks(kernel, mapping, adg, data, adg.buffer_depth)
-    reads = output_reads(kernel, mapping, adg)
+    dataflow = adg.dataflows[0]  # the back end generates single-dataflow arrays so far
+    banks = input_banks(kernel, mapping, adg, dataflow, data, adg.buffer_depth)
+    reads = output_reads(kernel, mapping, adg, dataflow)
     script = script_for(hm, config_words(hm, kernel, mapping), banks)
     script += "".join(f"R {lane} {addr}\n" for lane, addr, _ in reads)
     work = design_dir / "sim" / "build"

@@ -33,7 +33,9 @@ def fit_tile(kernel: Kernel, mapping: Mapping, depth: int, max_steps: int) -> tu
     order = tuple(lp.dim for lp in mapping.temporal)
     spatial = mapping.spatial
     bounds = {d.name: d.bound for d in kernel.dims}
-    extent = dict(spatial)
+    extent: dict[str, int] = {}
+    for dim, e in spatial:
+        extent[dim] = extent.get(dim, 1) * e
     while True:
         tile = replace(kernel, dims=tuple(Dim(d.name, bounds[d.name]) for d in kernel.dims))
         tm = _mapping_for(tile, order, spatial)

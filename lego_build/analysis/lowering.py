@@ -43,8 +43,23 @@ def lower(kernel: Kernel, family: str) -> Kernel | None:
     return None
 
 
+def canonical(kernel: Kernel) -> Kernel:
+    """The family's unit-stride, undilated, unpadded form with the same loop bounds.
+
+    The array's links are planned for it: a sliding window with stride 1 is the
+    reuse a conv array is built to exploit (Eyeriss's diagonals, ShiDianNao's
+    shifts); layers whose stride breaks a link are refused per layer by the mapper.
+    """
+    if kernel.name != "conv2d":
+        return kernel
+    b = {d.name: d.bound for d in kernel.dims}
+    bits, acc = kernel.inputs[0].bits, kernel.output.bits
+    return conv2d(b["n"], b["g"] * b["ic"], b["g"] * b["oc"], b["oh"] + b["kh"] - 1, b["ow"] + b["kw"] - 1,
+                  b["kh"], b["kw"], 1, 0, 1, b["g"], bits, acc)
+
+
 def reference_kernel(kernels, family: str) -> Kernel | None:
-    """The kernel the array is generated from: the first layer that lowers to ``family``.
+    """The kernel the array is generated from: the first layer that lowers to ``family``, canonical.
 
     Every layer of a family shares the dims and the shape of the index maps, so the
     interconnections found for it serve all layers whose reuse allows the same links
@@ -52,5 +67,5 @@ def reference_kernel(kernels, family: str) -> Kernel | None:
     """
     for kernel in kernels:
         if kernel is not None and (lowered := lower(kernel, family)) is not None:
-            return lowered
+            return canonical(lowered)
     return None

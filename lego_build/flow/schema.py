@@ -193,7 +193,7 @@ class ArchConf:
     fu: str = "mac"
     operand_bits: int = 8
     acc_bits: int = 32
-    dataflows: Dict[str, DataflowConf] = field(default_factory=lambda: {"main": DataflowConf(spatial=["m", "n"])})
+    dataflows: Dict[str, DataflowConf] = field(default_factory=dict)  # presets name theirs
     control_flow: List[int] = field(default_factory=lambda: [1, 1])
     d_s: int = 1
     d_t: int = 0

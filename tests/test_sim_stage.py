@@ -26,8 +26,11 @@ def _verilator():
     # NVDLA-like IC-OC with broadcast control: a combinational-free adder chain per column
     ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[ic,oc]", "arch.control_flow=[0,0]",
      "workload.in_h=6", "workload.in_w=5", "workload.in_ch=6", "workload.out_ch=5"],
+    # Eyeriss-like KH-OH: inputs on the diagonal links, partial sums up the columns
+    ["arch=eyeriss", "arch.rows=3", "arch.cols=5", "workload=conv2d", "workload.in_h=7", "workload.in_w=6",
+     "workload.in_ch=3", "workload.out_ch=4"],
 ], ids=["default", "8x8-32x24x40", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1", "ws-systolic",
-        "icoc-broadcast"])
+        "icoc-broadcast", "eyeriss-khoh"])
 def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
     cfg = compose(overrides)
     validate(cfg)

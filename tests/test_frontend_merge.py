@@ -100,13 +100,16 @@ def _counts(adg: ADG, ref) -> tuple[int, int, int, int]:
     return merged_links, merged_ports, union_links, union_ports
 
 
-def test_mnicoc_merge_never_costs_more_than_the_union():
+def test_mnicoc_merge_beats_the_union_of_msts():
     cfg = compose(["arch=lego_mnicoc"])
     adg = build_adg(REFERENCE["gemm"], cfg.arch)
     check_forests(adg)
     merged_links, merged_ports, union_links, union_ports = _counts(adg, REFERENCE["gemm"])
-    # MN and IC-OC share A's row chains and nothing else, so there is nothing to re-plan:
-    assert (merged_links, merged_ports) == (union_links, union_ports) == (720, 528)
+    # IC-OC gives every FU a port for B, so MN reads B there instead of down 240 column links;
+    # A's row chains are shared; Y keeps MN's ports and IC-OC's reduction columns
+    assert (union_links, union_ports) == (720, 528)
+    assert (merged_links, merged_ports) == (480, 528)
+    assert adg.net("B").links == () and set(adg.net("B").port_dataflows) == {("icoc", "mn")}
 
 
 def test_merge_reuses_chains_that_the_union_duplicates():

@@ -11,9 +11,14 @@ links are re-planned chain by chain over all dataflows:
 3. From the root the chain is spanned by a minimum arborescence in which links
    that earlier chains built cost nothing. This is the exact form of the paper's
    BFS towards the longest built chains: it reuses the most existing links.
-4. Then each dataflow's chain roots are fed. A root gets a delay link from
-   another chain, or a data node. Both are chosen by one more arborescence over
-   the chains, with existing ports and FIFOs cheaper, so no cycle of delay links
+   For an input tensor, FUs that already have a data node (from an earlier
+   dataflow) read from it instead of receiving a new link: the port exists, so the
+   chain becomes a forest rooted at existing ports. Outputs keep one sink per
+   chain, since partial sums must meet before they are written.
+4. A chain that nothing but memory can feed gets its data node at once (later
+   chains see it). Roots that a FIFO could feed are settled last, per dataflow: a
+   delay link from another chain or a data node, chosen by one more arborescence
+   over the chains (existing ports and FIFOs cheaper), so no cycle of delay links
    can form.
 
 :func:`plain_union` is the baseline the merge is measured against: each
@@ -73,6 +78,17 @@ def _span_chain(chain, direct, reverse, built, ports, root_candidates):
     return list(links), list(roots)
 
 
+def _span_from_ports(chain, direct, built, ports):
+    """Input chain with existing data nodes: the cheapest forest where existing ports and links are free."""
+    inside = set(chain)
+    local = tuple(lk for lk in direct if lk.src in inside and lk.dst in inside)
+    full = port_cost(len(chain))
+    bonus = {v: full for v in chain if v in ports}
+    bonus.update({(lk.src, lk.dst): link_cost(lk) for lk in local if (lk.src, lk.dst) in built})
+    links, roots = spanning_forest(chain, local, False, bonus)
+    return list(links), list(roots)
+
+
 def merge_dataflows(fus: tuple[Coord, ...], per_dataflow: list[DataflowCandidates], reverse: bool):
     """Return (links, ports, port_dataflows) of the merged design; links carry their dataflows."""
     built: dict[tuple[Coord, Coord], Link] = {}
@@ -87,13 +103,19 @@ def merge_dataflows(fus: tuple[Coord, ...], per_dataflow: list[DataflowCandidate
     roots_of: dict[str, list[tuple[tuple[Coord, ...], Coord]]] = {name: [] for name, _ in per_dataflow}
     for _, name, chain, direct, fed in plans:
         candidates = [v for v in chain if v in fed] or list(chain)
-        links, roots = _span_chain(chain, direct, reverse, built, ports, candidates)
+        if not reverse and any(v in ports for v in chain):
+            links, roots = _span_from_ports(chain, direct, built, ports)
+        else:
+            links, roots = _span_chain(chain, direct, reverse, built, ports, candidates)
         for lk in links:
             key = (lk.src, lk.dst)
             old = built.get(key)
             built[key] = replace(lk, dataflows=tuple(sorted(set(old.dataflows if old else ()) | {name})))
         for root in roots:
-            roots_of[name].append((chain, root))
+            if any(v in fed for v in chain):
+                roots_of[name].append((chain, root))  # may be fed by a FIFO: decided in step 4
+            else:
+                ports.setdefault(root, set()).add(name)  # needs memory: a data node now
     for name, candidates in per_dataflow:
         _feed_roots(name, candidates, roots_of[name], built, ports, len(fus))
     links = tuple(sorted(built.values(), key=lambda lk: (lk.src, lk.dst)))
@@ -102,7 +124,9 @@ def merge_dataflows(fus: tuple[Coord, ...], per_dataflow: list[DataflowCandidate
 
 
 def _feed_roots(name, candidates, roots, built, ports, n_fus):
-    """Step 4: delay link or data node for every chain root, acyclic by construction."""
+    """Step 4: delay link or data node for every chain root a FIFO could feed, acyclic by construction."""
+    if not roots:
+        return
     chain_of = {}
     for index, (chain, _) in enumerate(roots):
         for v in chain:

@@ -258,6 +258,7 @@ class TargetConf:
     name: str = "verilator"
     simulate: bool = True
     lint: bool = True
+    synth: bool = False
     waveform: bool = False
     seed: int = 1
     max_cycles: int = 10_000_000

@@ -46,6 +46,8 @@ def summarize(cfg: LegoConfig, doc: dict) -> dict:
         "simulated_layer": sim.get("layer"),
         "cycles_simulated": sim.get("cycles_simulated"),
         "cycles_predicted": sim.get("cycles_predicted"),
+        "cells": sim.get("synth", {}).get("cells"),
+        "flip_flops": sim.get("synth", {}).get("flip_flops"),
     }
 
 
@@ -104,6 +106,10 @@ def render_markdown(summary: dict, doc: dict) -> str:
         "## Simulation",
         "",
     ]
+    if "synth" in sim:
+        synth = sim["synth"]
+        lines += [f"* Yosys (`synth -noabc`, banks black-boxed): {synth['cells']} cells, "
+                  f"{synth['flip_flops']} flip-flops", ""]
     if sim.get("status") == "skipped":
         lines.append(f"Skipped ({sim['reason']}).")
     else:

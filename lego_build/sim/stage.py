@@ -1,8 +1,9 @@
-"""``simulate`` stage: run the emitted RTL on the workload in Verilator and check it bit-exactly.
+"""``simulate`` stage: check the emitted RTL as the target asks.
 
 Writes ``sim/result.json``: whether every output equals the NumPy golden model,
 the simulated cycle count, and the predicted count (``1 + steps + drain``,
-:meth:`lego_build.emit.host.HostMap.cycles`) which must be equal.
+:meth:`lego_build.emit.host.HostMap.cycles`) which must be equal; with
+``target.synth`` also the Yosys cell and flip-flop counts.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from lego_build.ir.mapping import Mapping
 from lego_build.ir.serialize import from_jsonable
 from lego_build.ir.workload import Kernel
 
-from . import verilator
+from . import verilator, yosys
 from .golden import golden, random_operands, wrap_signed
 from .layout import config_words, input_banks, output_reads
 from .tiles import fit_tile
@@ -65,11 +66,6 @@ def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
     kernel = with_bits(kernel, hm.operand_bits, hm.out_bits)
     result: dict = {"seed": cfg.target.seed, "layer": name, "steps": mapping.steps,
                     "tile": {d.name: d.bound for d in kernel.dims}}
-    if cfg.target.lint:
-        warnings = verilator.lint(rtl)
-        if warnings:
-            raise StageError(f"verilator -Wall lint: {len(warnings)} warnings, first: {warnings[0]}")
-        result["lint"] = "clean"
     data = random_operands(kernel, cfg.target.seed)
     dataflow = adg.dataflows[0]  # the back end generates single-dataflow arrays so far
     banks = input_banks(kernel, mapping, adg, dataflow, data, adg.buffer_depth)
@@ -101,11 +97,22 @@ def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
 
 
 def run(cfg: LegoConfig, design_dir: Path) -> None:
+    checks: dict = {}
+    if cfg.target.lint:
+        warnings = verilator.lint(design_dir / "rtl")
+        if warnings:
+            raise StageError(f"verilator -Wall lint: {len(warnings)} warnings, first: {warnings[0]}")
+        checks["lint"] = "clean"
+    if cfg.target.synth:
+        checks["synth"] = yosys.synthesize(design_dir / "rtl")
+        print(f"simulate: yosys: {checks['synth']['cells']} cells, {checks['synth']['flip_flops']} flip-flops "
+              "(banks black-boxed)")
     if not cfg.target.simulate:
-        write_json(design_dir / "sim" / "result.json", {"status": "skipped", "reason": f"target={cfg.target.name}"})
-        print("simulate: skipped (target does not simulate)")
+        write_json(design_dir / "sim" / "result.json",
+                   {"status": "skipped", "reason": f"target={cfg.target.name}", **checks})
+        print("simulate: no simulation for this target")
         return
-    result = simulate(cfg, design_dir)
+    result = {**simulate(cfg, design_dir), **checks}
     result["status"] = "pass" if result["match"] and result["cycles_match"] else "fail"
     write_json(design_dir / "sim" / "result.json", result)
     print(f"simulate: {result['outputs']} outputs, {result['mismatches']} mismatches; "

@@ -6,15 +6,15 @@ import pytest
 from lego_build import compose
 from lego_build.analysis.workloads import workload_from_config
 from lego_build.backend.codegen import build_dag
-from lego_build.backend.passes import Pass, check_order, pipeline
+from lego_build.backend.passes import ORDER, Pass, check_order, pipeline
 from lego_build.backend.passes.bitwidth import signed_bits
 from lego_build.backend.passes.delay_matching import greedy_schedule, lp_schedule
 from lego_build.backend.stage import optimize
 from lego_build.frontend.adg_build import build_adg
 from lego_build.ir.dag import DAG, Edge, Node
 
-LP = SimpleNamespace(delay_matching="lp", time_limit_s=30.0)
-GREEDY = SimpleNamespace(delay_matching="greedy", time_limit_s=30.0)
+LP = SimpleNamespace(passes=list(ORDER), delay_matching="lp", time_limit_s=30.0)
+GREEDY = SimpleNamespace(passes=["bitwidth", "delay_matching"], delay_matching="greedy", time_limit_s=30.0)
 
 
 def test_pipeline_order_satisfies_every_requirement():
@@ -22,9 +22,8 @@ def test_pipeline_order_satisfies_every_requirement():
 
 
 def test_check_order_names_the_misplaced_pass():
-    first, second = pipeline()
     with pytest.raises(ValueError, match="delay_matching requires widths"):
-        check_order((second, first))
+        check_order(pipeline(("delay_matching", "bitwidth")))
     with pytest.raises(ValueError, match="needs"):
         check_order((Pass("x", ("needs",), (), lambda d, c: d),))
 
@@ -91,3 +90,49 @@ def test_bitwidth_pass_narrows_products_to_16_bits():
     narrowed = bitwidth.run(dag)
     assert narrowed.node("mul_0_0").width == 16
     assert {e.width for e in narrowed.edges if e.src.startswith("mul_")} == {16}
+
+
+def test_every_pass_module_declares_its_pass():
+    assert tuple(p.name for p in pipeline()) == ORDER
+
+
+@pytest.mark.parametrize("passes, message", [
+    ("[bitwidth]", "delay_matching is mandatory"),
+    ("[delay_matching,bitwidth]", "delay_matching requires widths"),
+    ("[bitwidth,fold,delay_matching]", "unknown pass 'fold'"),
+])
+def test_optimizer_passes_are_validated(passes, message):
+    from lego_build import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        compose([f"optimizer.passes={passes}"])
+
+
+def _icoc_adg(rows, c):
+    cfg = compose(["arch.family=conv2d", f"arch.rows={rows}", "arch.cols=2", "arch.dataflows.main.spatial=[ic,oc]",
+                   f"arch.control_flow=[{c[0]},{c[1]}]"])
+    from lego_build.analysis.kernels import conv2d
+
+    return build_adg(conv2d(1, 16, 4, 6, 6, 3, 3), cfg.arch)
+
+
+def test_reduction_tree_balances_broadcast_chains():
+    from lego_build.backend.passes import reduction_tree
+
+    dag = build_dag(_icoc_adg(8, (0, 0)))
+    tree = reduction_tree.run(dag)
+    adds = [n for n in tree.nodes if n.kind == "add"]
+    assert len(adds) == 2 * 7  # 8 leaves per column -> 7 two-input adders, two columns
+    assert all(len(tree.inputs_of(n.name)) == 2 for n in adds)
+    lp = dict(delay_matching="lp", time_limit_s=30.0)
+    chain = optimize(_icoc_adg(8, (0, 0)), SimpleNamespace(passes=["bitwidth", "delay_matching"], **lp))[0]
+    balanced = optimize(_icoc_adg(8, (0, 0)), SimpleNamespace(passes=list(ORDER), **lp))[0]
+    assert balanced.latency == chain.latency - 7 + 3  # a chain of seven adders becomes log2(8) = 3 levels
+    assert balanced.register_bits() < chain.register_bits() / 3
+
+
+def test_reduction_tree_leaves_systolic_chains_alone():
+    from lego_build.backend.passes import reduction_tree
+
+    dag = build_dag(_icoc_adg(8, (1, 1)))
+    assert reduction_tree.run(dag).nodes == dag.nodes

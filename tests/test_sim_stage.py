@@ -23,14 +23,17 @@ def _verilator():
      "workload.out_ch=5", "workload.stride=2", "workload.pad=1"],
     # weight stationary (TPU/Gemmini): partial sums flow down the columns into accumulators
     ["arch.dataflows.main.spatial=[k,n]", "workload.K=37", "workload.N=9"],
-    # NVDLA-like IC-OC with broadcast control: a combinational-free adder chain per column
+    # NVDLA-like IC-OC with broadcast control: per-column adder chains become balanced trees
     ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[ic,oc]", "arch.control_flow=[0,0]",
      "workload.in_h=6", "workload.in_w=5", "workload.in_ch=6", "workload.out_ch=5"],
     # Eyeriss-like KH-OH: inputs on the diagonal links, partial sums up the columns
     ["arch=eyeriss", "arch.rows=3", "arch.cols=5", "workload=conv2d", "workload.in_h=7", "workload.in_w=6",
      "workload.in_ch=3", "workload.out_ch=4"],
+    # the same IC-OC array without the reduction-tree pass: chains stay chains
+    ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[ic,oc]", "arch.control_flow=[0,0]",
+     "workload.in_h=6", "workload.in_w=5", "workload.in_ch=6", "workload.out_ch=5", "optimizer=delay_only"],
 ], ids=["default", "8x8-32x24x40", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1", "ws-systolic",
-        "icoc-broadcast", "eyeriss-khoh"])
+        "icoc-broadcast", "eyeriss-khoh", "icoc-delay-only"])
 def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
     cfg = compose(overrides)
     validate(cfg)
@@ -42,7 +45,8 @@ def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
     assert result["cycles_simulated"] == result["cycles_predicted"], result
     assert result["lint"] == "clean"
     mapping = read_json(tmp_path / "mapping.json")["layers"][0]
-    assert mapping["compute_cycles"] == result["cycles_simulated"]
+    if cfg.optimizer.name == "lego" and result["tile"] == mapping["dims"]:
+        assert mapping["compute_cycles"] == result["cycles_simulated"]  # the mapper's model is exact
     summary = read_json(tmp_path / "summary.json")
     assert summary["simulation"] == "pass"
     assert "**pass**" in (tmp_path / "report.md").read_text()

@@ -16,7 +16,7 @@ from .stats import dag_stats
 
 def optimize(adg: ADG, optimizer) -> tuple:
     dag = build_dag(adg)
-    passes = pipeline()
+    passes = pipeline(tuple(optimizer.passes))
     check_order(passes)
     log = [{"pass": "codegen", **dag_stats(dag)}]
     seconds = {}
@@ -33,7 +33,7 @@ def run(cfg: LegoConfig, design_dir: Path) -> None:
     adg = from_jsonable(ADG, read_json(design_dir / "adg.json"))
     dag, log, seconds = optimize(adg, cfg.optimizer)
     write_json(design_dir / "dag.json", to_jsonable(dag))
-    write_json(design_dir / "passes.json", {"optimizer": cfg.optimizer.name,
+    write_json(design_dir / "passes.json", {"optimizer": cfg.optimizer.name, "pipeline": list(cfg.optimizer.passes),
                                             "delay_matching": cfg.optimizer.delay_matching, "passes": log})
     timing = ", ".join(f"{k} {v:.2f}s" for k, v in seconds.items())
     print(f"optimize: {len(dag.nodes)} primitives, {dag.register_bits()} register bits, "

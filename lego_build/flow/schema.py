@@ -240,12 +240,26 @@ class MapperConf:
 # --------------------------------------------------------------------------- optimizer
 @dataclass
 class OptimizerConf:
+    """Which back-end passes run, in order (lego_build.backend.passes.ORDER), and how."""
+
     name: str = "lego"
+    passes: List[str] = field(default_factory=lambda: ["reduction_tree", "bitwidth", "delay_matching"])
     delay_matching: str = "lp"
     solver: str = "cbc"
     time_limit_s: float = 60.0
 
     def __post_init__(self) -> None:
+        from lego_build.backend.passes import ORDER, check_order, pipeline
+
+        unknown = [p for p in self.passes if p not in ORDER]
+        if unknown:
+            raise ConfigError(f"optimizer.passes: unknown pass {unknown[0]!r}; passes: {', '.join(ORDER)}")
+        if "delay_matching" not in self.passes:
+            raise ConfigError("optimizer.passes: delay_matching is mandatory (the RTL would not meet timing)")
+        try:
+            check_order(pipeline(tuple(self.passes)))
+        except ValueError as exc:
+            raise ConfigError(f"optimizer.passes={list(self.passes)}: {exc}") from None
         _choice("optimizer", "delay_matching", self.delay_matching, ("lp", "greedy"))
         _choice("optimizer", "solver", self.solver, ("cbc",))
         if self.time_limit_s <= 0:

@@ -46,20 +46,25 @@ def link_conflict(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> str:
 
 
 def pipeline_latency(adg: ADG) -> int:
-    """Cycles from a time step to its last write in the generated array (ASAP schedule).
+    """Cycles from a time step to its last write in the generated array.
 
-    For arrays the back end cannot generate yet (FIFO links, several dataflows) the
-    estimate is the control skew plus the read, multiply and accumulate stages.
+    The array's DAG goes through the structural passes of the full ``lego`` back end
+    (everything but delay matching) and is scheduled ASAP; the simulate stage
+    reports the exact figure of the optimizer actually used. For arrays the back end
+    cannot generate yet (FIFO links, several dataflows) the estimate is the control
+    skew plus the read, multiply and accumulate stages.
     """
     from lego_build.backend.codegen import LAT_ACC, LAT_MUL, LAT_READ, build_dag
-    from lego_build.backend.passes import bitwidth
+    from lego_build.backend.passes import ORDER, pipeline
     from lego_build.backend.passes.delay_matching import greedy_schedule
 
     try:
-        dag = bitwidth.run(build_dag(adg))
+        dag = build_dag(adg)
     except StageError:
         skew = sum(abs(c) * (n - 1) for c, n in zip(adg.control_flow, adg.shape))
         return skew + LAT_READ + LAT_MUL + LAT_ACC
+    for p in pipeline(tuple(name for name in ORDER if name != "delay_matching")):
+        dag = p.run(dag, None)
     return dag.with_delays(greedy_schedule(dag)).latency
 
 

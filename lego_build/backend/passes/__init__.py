@@ -1,8 +1,10 @@
 """The back-end pass pipeline as data (seed 004 ch. 5).
 
 Each pass is a module-level :class:`Pass` with the facts it ``requires`` and
-``provides``; :data:`PASSES` is the execution order, checked statically by
-``tests/test_backend_passes.py``. A pass is ``run(dag, cfg) -> dag``.
+``provides``. :data:`ORDER` is the canonical execution order; an optimizer preset
+lists the passes it runs (``optimizer.passes``), and :func:`check_order` verifies
+statically that every requirement is provided by an earlier pass. A pass is
+``run(dag, cfg) -> dag``.
 """
 from __future__ import annotations
 
@@ -20,10 +22,20 @@ class Pass:
     run: Callable[[DAG, object], DAG]
 
 
-def pipeline() -> tuple[Pass, ...]:
-    from . import bitwidth, delay_matching
+#: every pass, in the order the full ``lego`` optimizer runs them
+ORDER: tuple[str, ...] = ("reduction_tree", "bitwidth", "delay_matching")
 
-    return (bitwidth.PASS, delay_matching.PASS)
+
+def get(name: str) -> Pass:
+    import importlib
+
+    if name not in ORDER:
+        raise KeyError(name)
+    return importlib.import_module(f"{__name__}.{name}").PASS
+
+
+def pipeline(names: tuple[str, ...] | list[str] = ORDER) -> tuple[Pass, ...]:
+    return tuple(get(name) for name in names)
 
 
 def check_order(passes: tuple[Pass, ...], initial: tuple[str, ...] = ("codegen",)) -> None:

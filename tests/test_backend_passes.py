@@ -100,6 +100,7 @@ def test_every_pass_module_declares_its_pass():
     ("[bitwidth]", "delay_matching is mandatory"),
     ("[delay_matching,bitwidth]", "delay_matching requires widths"),
     ("[bitwidth,fold,delay_matching]", "unknown pass 'fold'"),
+    ("[bitwidth,broadcast_rewiring,delay_matching]", "broadcast_rewiring requires schedule"),
 ])
 def test_optimizer_passes_are_validated(passes, message):
     from lego_build import ConfigError
@@ -136,3 +137,22 @@ def test_reduction_tree_leaves_systolic_chains_alone():
 
     dag = build_dag(_icoc_adg(8, (1, 1)))
     assert reduction_tree.run(dag).nodes == dag.nodes
+
+
+def test_broadcast_rewiring_turns_fanout_delays_into_one_chain():
+    from lego_build.backend.passes import broadcast_rewiring, delay_matching
+
+    cfg = compose(["arch.rows=8", "arch.cols=8"])
+    adg = build_adg(workload_from_config(cfg.workload).layers[0].kernel, cfg.arch)
+    matched, _, _ = optimize(adg, SimpleNamespace(passes=["bitwidth", "delay_matching"], delay_matching="lp",
+                                                  time_limit_s=30.0))
+    rewired = broadcast_rewiring.run(matched, LP)
+    assert rewired.register_bits() < matched.register_bits() / 4
+    assert rewired.latency == matched.latency
+    # the controller's commit pin now drives one tap chain instead of 64 private delay lines
+    commit = [e for e in rewired.edges if e.src == "ctrl" and e.src_port == "commit"]
+    assert len(commit) == 1 and commit[0].dst.startswith("ctrl_commit_tap")
+    d = rewired.start_times()
+    lat = {n.name: n.latency for n in rewired.nodes}
+    assert all(d[e.dst] == d[e.src] + e.delay + lat[e.dst] >= d[e.src] for e in rewired.edges)
+    assert delay_matching.broadcast_groups(rewired)

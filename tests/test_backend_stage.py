@@ -11,6 +11,8 @@ ICOC = ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[i
 @pytest.mark.parametrize("passes", [
     "[bitwidth,delay_matching]",  # the mandatory pair: widths for the LP's weights, then timing
     "[reduction_tree,bitwidth,delay_matching]",
+    "[bitwidth,delay_matching,broadcast_rewiring]",
+    "[reduction_tree,bitwidth,delay_matching,broadcast_rewiring]",
 ])
 def test_each_pass_keeps_the_array_bit_exact(tmp_path, passes):
     run_all(compose([*ICOC, f"optimizer.passes={passes}"]), tmp_path)

@@ -243,7 +243,8 @@ class OptimizerConf:
     """Which back-end passes run, in order (lego_build.backend.passes.ORDER), and how."""
 
     name: str = "lego"
-    passes: List[str] = field(default_factory=lambda: ["reduction_tree", "bitwidth", "delay_matching"])
+    passes: List[str] = field(default_factory=lambda: ["reduction_tree", "bitwidth", "delay_matching",
+                                                         "broadcast_rewiring"])
     delay_matching: str = "lp"
     solver: str = "cbc"
     time_limit_s: float = 60.0

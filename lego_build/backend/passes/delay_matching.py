@@ -52,13 +52,35 @@ def greedy_schedule(dag: DAG) -> dict[str, int]:
             return d
 
 
-def lp_schedule(dag: DAG, time_limit_s: float) -> tuple[dict[str, int], float]:
+def broadcast_groups(dag: DAG) -> dict[tuple[str, str], list[int]]:
+    """Edge indices per source pin that drives two or more edges."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, e in enumerate(dag.edges):
+        groups.setdefault((e.src, e.src_port), []).append(i)
+    return {k: v for k, v in sorted(groups.items()) if len(v) > 1}
+
+
+def lp_schedule(dag: DAG, time_limit_s: float, broadcast_max: bool = False) -> tuple[dict[str, int], float]:
+    """Eq. 5.2 by LP. With ``broadcast_max`` a broadcast pin costs only its largest delay
+    (the optimistic forward-chain cost of seed 004 §5.3, stage 1)."""
     import pulp
 
     lat = {n.name: n.latency for n in dag.nodes}
     prob = pulp.LpProblem("delay_matching", pulp.LpMinimize)
     var = {n.name: prob.add_variable(f"D_{i}", lowBound=0, cat="Integer") for i, n in enumerate(dag.nodes)}
-    prob += pulp.lpSum(e.width * (var[e.dst] - var[e.src] - lat[e.dst]) for e in dag.edges)
+
+    def extra(e):
+        return var[e.dst] - var[e.src] - lat[e.dst]
+
+    grouped = broadcast_groups(dag) if broadcast_max else {}
+    in_group = {i for members in grouped.values() for i in members}
+    cost = [e.width * extra(e) for i, e in enumerate(dag.edges) if i not in in_group]
+    for g, members in enumerate(grouped.values()):
+        top = prob.add_variable(f"M_{g}", lowBound=0)
+        for i in members:
+            prob += top >= extra(dag.edges[i]), f"max{g}_{i}"
+        cost.append(max(dag.edges[i].width for i in members) * top)
+    prob += pulp.lpSum(cost)
     for i, e in enumerate(dag.edges):
         prob += var[e.dst] - var[e.src] >= lat[e.dst], f"e{i}"
     for name in _sources(dag):

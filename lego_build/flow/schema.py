@@ -168,7 +168,8 @@ class DataflowConf:
     ``"x:4,k:4"`` for several dims on one axis (outer to inner, extents multiply to
     the axis size). ``interstellar`` is the alternative spelling of seed 001 ch. 3
     (``"C|K"``, ``"FY|Y"``, ``"C|K4X4"``, ``"[c|k, x2|y2]"``). ``temporal`` fixes the loop
-    order (outer to inner) when the hardware supports only that one.
+    nest (outer to inner) when the hardware supports only that one; a tiled dim has
+    inner levels ``dim:trips`` under its open outermost level.
     """
 
     spatial: List[str] = field(default_factory=list)

@@ -7,10 +7,12 @@ and Interstellar's ``U|V`` notation (seed 001 ch. 3): ``C|K``, ``FY|Y``, replica
 Interstellar's conv loops are B K C Y X FY FX; on the ``gemm`` family B, K, C name
 the rows, columns and reduction of a fully connected layer (m, n, k).
 
-A dataflow is accepted only if ``i = M_T t + M_S s`` is a bijection onto the
-iteration space: every axis's extents multiply to the array size, every dim is
-covered by a temporal loop exactly once, and no coordinate is named twice; the
-error names the offending dim or axis.
+A temporal dataflow lists loops outer to inner: ``kh`` or, for a tiled dim,
+several levels such as ``[ic, kh, kw, ic:4]`` (the inner ``ic`` level runs 4 trips,
+the outer one the rest). A dataflow is accepted only if ``i = M_T t + M_S s`` is a
+bijection onto the iteration space: every axis's extents multiply to the array
+size, every dim has exactly one open (outermost) temporal level, and no
+coordinate is named twice; the error names the offending dim or axis.
 """
 from __future__ import annotations
 
@@ -82,6 +84,16 @@ def interstellar_axes(text: str, family: str, where: str) -> list[str]:
     return [",".join(axis) for axis in axes]
 
 
+def _temporal_entry(entry: str, where: str, family: str, dims: tuple[str, ...]) -> tuple[str, int]:
+    dim, _, trips = entry.partition(":")
+    dim = dim.strip()
+    if dim not in dims:
+        raise ConfigError(f"{where}: dim {dim!r} is not a dim of {family} (dims: {', '.join(dims)})")
+    if trips and (not trips.strip().isdigit() or int(trips) < 1):
+        raise ConfigError(f"{where}: trip count {trips!r} of dim {dim!r} is not a positive integer")
+    return dim, int(trips) if trips else 0
+
+
 def parse_dataflow(name: str, conf, arch) -> Dataflow:
     where = f"arch.dataflows.{name}"
     family = arch.family
@@ -100,19 +112,16 @@ def parse_dataflow(name: str, conf, arch) -> Dataflow:
             if (j, dim) in seen:
                 raise ConfigError(f"{where}.spatial[{j}]: dim {dim!r} twice on one axis is not bijective")
             seen.add((j, dim))
-    temporal = tuple(str(d) for d in conf.temporal)
+    temporal = tuple(_temporal_entry(str(entry), f"{where}.temporal", family, dims) for entry in conf.temporal)
     if temporal:
-        for dim in temporal:
-            if dim not in dims:
-                raise ConfigError(f"{where}.temporal: dim {dim!r} is not a dim of {family} "
-                                  f"(dims: {', '.join(dims)})")
-        repeated = sorted({d for d in temporal if temporal.count(d) > 1})
-        if repeated:
-            raise ConfigError(f"{where}.temporal: dim {repeated[0]!r} has two loops; M_T->I would not be bijective")
-        absent = [d for d in dims if d not in temporal]
-        if absent:
-            raise ConfigError(f"{where}.temporal: dim {absent[0]!r} has no loop; the iteration space "
-                              "would not be covered (every dim needs one, trip count 1 is fine)")
+        for dim in dims:
+            levels = [trips for d, trips in temporal if d == dim]
+            if not levels:
+                raise ConfigError(f"{where}.temporal: dim {dim!r} has no loop; the iteration space "
+                                  "would not be covered (every dim needs one, trip count 1 is fine)")
+            if levels.count(0) != 1 or levels[0] != 0:
+                raise ConfigError(f"{where}.temporal: dim {dim!r} needs exactly one loop without a trip count, "
+                                  "its outermost; inner levels read dim:trips (else M_T->I is not bijective)")
     return Dataflow(name, family, dims, axes, temporal, tuple(arch.control_flow))
 
 

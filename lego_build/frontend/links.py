@@ -38,10 +38,20 @@ class DelaySolution:
 
 
 def temporal_loops(kernel: Kernel, df: Dataflow) -> tuple[tuple[str, int, int], ...]:
-    """``(dim, trips, stride)`` per temporal loop, outer to inner (``T = I`` when not fixed)."""
-    order = df.temporal or tuple(d.name for d in kernel.dims)
+    """``(dim, trips, stride)`` per temporal loop, outer to inner (``T = I`` when not fixed).
+
+    A dim's innermost level steps over its spatial extent; each level out steps over
+    the levels inside it; the open level takes the trips the layer's bound leaves.
+    """
+    loops = df.temporal or tuple((d.name, 0) for d in kernel.dims)
     bounds = {d.name: d.bound for d in kernel.dims}
-    return tuple((d, -(-bounds[d] // df.extent(d)), df.extent(d)) for d in order)
+    stride = {d.name: df.extent(d.name) for d in kernel.dims}
+    out = []
+    for dim, trips in reversed(loops):
+        n = trips or -(-bounds[dim] // stride[dim])
+        out.append((dim, n, stride[dim]))
+        stride[dim] *= n
+    return tuple(reversed(out))
 
 
 @lru_cache(maxsize=64)

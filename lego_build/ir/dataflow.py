@@ -6,8 +6,10 @@ replication ``K|X`` on 16 (k varies between neighbours, x every 4 FUs). The
 flattened list of ``(dim, extent)`` is the virtual spatial vector ``s`` of eq. 3.2,
 so ``M_S->I`` has one non-zero per column: the stride of that coordinate inside
 its dim (the product of the extents of the same dim listed after it).
-``temporal`` is the loop order of ``M_T->I`` (outer to inner), empty when the
-hardware lets the mapper choose it (seed 004 §4.1 then assumes ``T = I``).
+``temporal`` lists the loops of ``M_T->I`` (outer to inner) as ``(dim, trips)``; a
+dim may have several levels (tiling), the inner ones with fixed trip counts and
+its outermost one with ``trips = 0``: whatever the layer's bound leaves. Empty
+when the hardware lets the mapper choose (seed 004 §4.1 then assumes ``T = I``).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ class Dataflow:
     family: str
     dims: tuple[str, ...]  # the family's iteration dims, in IR order
     axes: tuple[tuple[tuple[str, int], ...], ...]  # per physical axis: (dim, extent), outer to inner
-    temporal: tuple[str, ...] = ()  # loop order, outer to inner; () = chosen by the mapper
+    temporal: tuple[tuple[str, int], ...] = ()  # (dim, trips), outer to inner; trips 0 = the rest
     control_flow: tuple[int, ...] = ()
 
     @property
@@ -67,3 +69,12 @@ class Dataflow:
     @property
     def spatial_dims(self) -> tuple[str, ...]:
         return tuple(d for d, _ in self.virtual)
+
+    @property
+    def loop_order(self) -> tuple[str, ...]:
+        """Dims in the order of their outermost temporal loop (the order one counter per dim follows)."""
+        seen: list[str] = []
+        for dim, _ in self.temporal:
+            if dim not in seen:
+                seen.append(dim)
+        return tuple(seen)

@@ -59,7 +59,7 @@ class OrderSearch:
     kernel: Kernel
     spatial: tuple[tuple[str, int], ...]
     objective: str
-    fixed_order: tuple[str, ...] = ()  # the hardware's temporal dataflow, if it has only one
+    fixed_order: tuple[str, ...] = ()  # the hardware's loop order (outermost level per dim), if it has one
     best: tuple[Mapping, Cost] | None = None
     log: list[dict] = field(default_factory=list)
 

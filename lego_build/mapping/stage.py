@@ -76,7 +76,7 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
     nets = tuple(NetShape(n.tensor, uses(n.ports, n.port_dataflows),
                           sum(1 for lk in n.links if dataflow.name in lk.dataflows)) for n in adg.nets)
     latency = pipeline_latency(adg) if latency is None else latency
-    search = OrderSearch(kernel, dataflow.virtual, mapper.objective, dataflow.temporal)
+    search = OrderSearch(kernel, dataflow.virtual, mapper.objective, dataflow.loop_order)
     while (mapping := search.next()) is not None:
         status = pre_check(kernel, mapping)
         search.report(status, evaluate(kernel, mapping, nets, arch, latency) if status.ok else None)

@@ -32,8 +32,11 @@ def _verilator():
     # the same IC-OC array without the reduction-tree pass: chains stay chains
     ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[ic,oc]", "arch.control_flow=[0,0]",
      "workload.in_h=6", "workload.in_w=5", "workload.in_ch=6", "workload.out_ch=5", "optimizer=delay_only"],
+    # one switchable MN / IC-OC array: the mapper picks MN for a square GEMM, IC-OC for a GEMV
+    ["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "mapper.objective=latency"],
+    ["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "mapper.objective=latency", "workload.M=1", "workload.K=64"],
 ], ids=["default", "8x8-32x24x40", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1", "ws-systolic",
-        "icoc-broadcast", "eyeriss-khoh", "icoc-delay-only"])
+        "icoc-broadcast", "eyeriss-khoh", "icoc-delay-only", "mnicoc-as-mn", "mnicoc-as-icoc"])
 def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
     cfg = compose(overrides)
     validate(cfg)
@@ -47,6 +50,8 @@ def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
     mapping = read_json(tmp_path / "mapping.json")["layers"][0]
     if cfg.optimizer.name == "lego" and result["tile"] == mapping["dims"]:
         assert mapping["compute_cycles"] == result["cycles_simulated"]  # the mapper's model is exact
+    if "arch=lego_mnicoc" in overrides:
+        assert result["dataflow"] == ("icoc" if "workload.M=1" in overrides else "mn")
     summary = read_json(tmp_path / "summary.json")
     assert summary["simulation"] == "pass"
     assert "**pass**" in (tmp_path / "report.md").read_text()

@@ -7,8 +7,14 @@ multiplier (``L=1``). Output links are spatial reductions: an FU whose partial
 sums arrive from other FUs adds them to its product in an adder (``L=1``). At each
 output data node (a reduction sink) an accumulator (``L=1``), reset by the
 controller's ``first`` signal, sums over the temporal reduction loops, and a bank
-write enabled by ``commit`` stores the result. Delay links (FIFOs) and several
-dataflows in one design are refused with a reason until the back end grows them.
+write enabled by ``commit`` stores the result.
+
+Several dataflows (a switchable design) share one DAG: a static ``cfg`` source
+(the controller's dataflow-select register) drives a multiplexer wherever an FU's
+operand comes from different places in different dataflows, and a gate wherever a
+partial-sum link or a memory write is used by only some dataflows. The union of
+the output links must stay acyclic. Delay links (FIFOs) are refused with a reason
+until the back end grows them.
 """
 from __future__ import annotations
 
@@ -29,6 +35,30 @@ def addr_bits(depth: int) -> int:
 
 def fu_name(s: tuple[int, ...]) -> str:
     return "_".join(str(v) for v in s)
+
+
+def select_bits(n: int) -> int:
+    return max(1, (n - 1).bit_length())
+
+
+def _operand_source(net, s, dataflow: str) -> tuple[str, str]:
+    """Where FU ``s`` takes tensor ``net`` from under ``dataflow``: its bank read or its parent's pin."""
+    for lane, (port, users) in enumerate(zip(net.ports, net.port_dataflows or [()] * len(net.ports))):
+        if port == s and (not users or dataflow in users):
+            return f"rd_{net.tensor}_{lane}", "data"
+    for link in net.links:
+        if link.dst == s and (not link.dataflows or dataflow in link.dataflows):
+            return f"pin_{net.tensor}_{fu_name(link.src)}", "out"
+    raise StageError(f"tensor {net.tensor}: FU {s} has neither a link nor a data node in dataflow {dataflow}")
+
+
+def _check_acyclic(children) -> None:
+    import networkx as nx
+
+    g = nx.DiGraph((child, parent) for parent, kids in children.items() for child in kids)
+    if not nx.is_directed_acyclic_graph(g):
+        raise StageError("partial sums flow both ways between some FUs across the dataflows; "
+                         "such a switchable design is not generated yet")
 
 
 def _sinks_last(fus, children):
@@ -56,9 +86,6 @@ def build_dag(adg: ADG) -> DAG:
     (output,) = [n for n in adg.nets if n.role == "out"]
     if len(inputs) != 2:
         raise StageError(f"kernel {adg.kernel}: the MAC FU needs exactly two input tensors, got {len(inputs)}")
-    if len(adg.dataflows) > 1:
-        raise StageError(f"arch.dataflows: {len(adg.dataflows)} switchable dataflows; the back end generates "
-                         "one dataflow per array so far (the ADG is in adg.json)")
     fifo = [lk for n in adg.nets for lk in n.links if lk.kind == "delay"]
     if fifo:
         raise StageError(f"tensor links through FIFOs (delay links, e.g. {fifo[0].src}->{fifo[0].dst}) are not "
@@ -67,30 +94,38 @@ def build_dag(adg: ADG) -> DAG:
     buffers = tuple(
         BufferSpec(n.tensor, n.role, n.bits, len(n.ports), adg.buffer_depth, aw) for n in adg.nets
     )
+    dfs = tuple(d.name for d in adg.dataflows)
     nodes: list[Node] = [Node("ctrl", "ctrl", 0, 1)]
     edges: list[Edge] = []
+    if len(dfs) > 1:
+        nodes.append(Node("dfsel", "cfg", 0, select_bits(len(dfs))))
     for net in adg.nets:
         nodes.append(Node(f"agen_{net.tensor}", "agen", 0, aw, (("tensor", net.tensor),)))
     for net in inputs:
-        parent = {link.dst: link.src for link in net.links}
         for lane, s in enumerate(net.ports):
             rd = f"rd_{net.tensor}_{lane}"
             nodes.append(Node(rd, "read", LAT_READ, net.bits, (("lane", str(lane)), ("tensor", net.tensor))))
             edges.append(Edge(f"agen_{net.tensor}", "addr", rd, "addr", aw))
-        lane_of = {s: lane for lane, s in enumerate(net.ports)}
         for s in adg.fus:
             pin = f"pin_{net.tensor}_{fu_name(s)}"
             nodes.append(Node(pin, "pin", 0, net.bits, (("tensor", net.tensor),)))
-            if s in lane_of:
-                edges.append(Edge(f"rd_{net.tensor}_{lane_of[s]}", "data", pin, "in", net.bits))
-            elif s in parent:
-                edges.append(Edge(f"pin_{net.tensor}_{fu_name(parent[s])}", "out", pin, "in", net.bits))
-            else:
-                raise StageError(f"tensor {net.tensor}: FU {s} has neither a link nor a data node")
+            sources = [_operand_source(net, s, df) for df in dfs]
+            distinct = list(dict.fromkeys(sources))
+            if len(distinct) == 1:
+                edges.append(Edge(*distinct[0], pin, "in", net.bits))
+                continue
+            mux = f"mux_{net.tensor}_{fu_name(s)}"
+            select = ",".join(f"{df}:{distinct.index(src)}" for df, src in zip(dfs, sources))
+            nodes.append(Node(mux, "mux", 0, net.bits, (("select", select),)))
+            edges += [Edge(*src, mux, f"i{k}", net.bits) for k, src in enumerate(distinct)]
+            edges += [Edge("dfsel", "sel", mux, "sel", select_bits(len(dfs))), Edge(mux, "out", pin, "in", net.bits)]
     a, b = inputs
     children: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+    used_by = {}
     for link in output.links:  # partial sums travel src -> dst, towards the sink
         children.setdefault(link.dst, []).append(link.src)
+        used_by[(link.src, link.dst)] = link.dataflows
+    _check_acyclic(children)
     partial = {}
     for s in adg.fus:
         f = fu_name(s)
@@ -108,6 +143,13 @@ def build_dag(adg: ADG) -> DAG:
             edges.append(Edge(f"mul_{f}", "p", f"add_{f}", "p", adg.acc_bits))
             for i, child in enumerate(sorted(children[s])):
                 src, port = partial[child]
+                users = used_by[(child, s)]
+                if set(users) != set(dfs):  # only some dataflows add this child's partial sum
+                    gate = f"gate_{fu_name(child)}_{f}"
+                    nodes.append(Node(gate, "gate", 0, adg.acc_bits, (("dataflows", ",".join(users)),)))
+                    edges += [Edge(src, port, gate, "in", adg.acc_bits),
+                              Edge("dfsel", "sel", gate, "sel", select_bits(len(dfs)))]
+                    src, port = gate, "out"
                 edges.append(Edge(src, port, f"add_{f}", f"c{i}", adg.acc_bits))
             partial[s] = (f"add_{f}", "s")
     for s in output.ports:
@@ -118,14 +160,22 @@ def build_dag(adg: ADG) -> DAG:
             Edge(src, port, f"acc_{f}", "p", adg.acc_bits),
             Edge("ctrl", "first", f"acc_{f}", "first", 1),
         ]
+    port_users = dict(zip(output.ports, output.port_dataflows)) if output.port_dataflows else {}
     for lane, s in enumerate(output.ports):
         wr = f"wr_{output.tensor}_{lane}"
         nodes.append(Node(wr, "write", 0, output.bits, (("lane", str(lane)), ("tensor", output.tensor))))
         edges += [
             Edge(f"acc_{fu_name(s)}", "y", wr, "data", adg.acc_bits),
             Edge(f"agen_{output.tensor}", "addr", wr, "addr", aw),
-            Edge("ctrl", "commit", wr, "we", 1),
         ]
+        users = port_users.get(s, dfs)
+        if set(users) != set(dfs):  # this sink writes only in some dataflows
+            gate = f"wgate_{output.tensor}_{lane}"
+            nodes.append(Node(gate, "gate", 0, 1, (("dataflows", ",".join(users)),)))
+            edges += [Edge("ctrl", "commit", gate, "in", 1), Edge("dfsel", "sel", gate, "sel", select_bits(len(dfs))),
+                      Edge(gate, "out", wr, "we", 1)]
+        else:
+            edges.append(Edge("ctrl", "commit", wr, "we", 1))
     anchors = tuple((f"mul_{fu_name(s)}", adg.t_bias(s)) for s in adg.fus)
     reduction = len(adg.reduction_dims)
     return DAG(
@@ -137,4 +187,5 @@ def build_dag(adg: ADG) -> DAG:
         nodes=tuple(nodes),
         edges=tuple(edges),
         anchors=anchors,
+        dataflows=dfs,
     )

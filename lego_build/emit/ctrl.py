@@ -30,6 +30,7 @@ def mk_ctrl(hm: HostMap) -> Module:
     first = m.Output("first")
     commit = m.Output("commit")
     addr_out = {t: m.Output(f"addr_{t}", aw) for t in hm.tensors}
+    df_out = m.Output("df", hm.df_bits) if hm.dataflows else None
 
     last = [m.Reg(f"last_{l}", cw) for l in range(lv)]
     jump = {t: [m.Reg(f"jump_{t}_{l}", aw) for l in range(lv)] for t in hm.tensors}
@@ -48,6 +49,11 @@ def mk_ctrl(hm: HostMap) -> Module:
             reg_index = Int(hm.jump_reg(ti, l), hm.cfg_addr_bits, base=10)
             value = cfg_wdata if aw == cw else cfg_wdata[0:aw]
             cfg_writes.append(If(cfg_addr == reg_index)(jump[t][l](value)))
+    if df_out is not None:
+        df_sel = m.Reg("df_sel", hm.df_bits)
+        value = cfg_wdata if hm.df_bits == cw else cfg_wdata[0:hm.df_bits]
+        cfg_writes.append(If(cfg_addr == Int(hm.df_reg, hm.cfg_addr_bits, base=10))(df_sel(value)))
+        m.Assign(df_out(df_sel))
     m.Always(Posedge(clk))(If(cfg_we)(*cfg_writes))
 
     def all_wrap(levels):

@@ -6,7 +6,8 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
   Register ``l`` (``0 <= l < levels``) holds the last index (bound - 1) of
   temporal loop level ``l`` (outer to inner); register ``levels + ti*levels + l``
   holds the address jump of tensor ``ti`` when level ``l`` advances (all inner
-  levels wrapping), modulo ``2**addr_bits``.
+  levels wrapping), modulo ``2**addr_bits``. A switchable design has one more
+  register, ``df_reg``: the index of the dataflow to run (order of ``dataflows``).
 * ``host_we, host_tensor, host_lane, host_addr, host_wdata``: write one operand
   word into bank ``host_lane`` of input tensor ``host_tensor``.
 * ``start`` (one-cycle pulse, accepted when idle), ``busy``, ``done`` (high from
@@ -39,6 +40,12 @@ class HostMap:
     operand_bits: int
     out_bits: int
     drain: int  # cycles the controller waits after the last time step
+    dataflows: tuple[str, ...] = ()  # switchable dataflows (select order); () for a single one
+    df_bits: int = 1
+
+    @property
+    def df_reg(self) -> int:
+        return self.levels * (1 + len(self.tensors))
 
     def bound_reg(self, level: int) -> int:
         return level
@@ -60,7 +67,7 @@ class HostMap:
 def host_map(dag: DAG) -> HostMap:
     ins = tuple(b.tensor for b in dag.buffers if b.role == "in")
     (out,) = (b for b in dag.buffers if b.role == "out")
-    n_regs = dag.levels * (1 + len(dag.buffers))
+    n_regs = dag.levels * (1 + len(dag.buffers)) + (1 if len(dag.dataflows) > 1 else 0)
     return HostMap(
         levels=dag.levels,
         reduction_levels=dag.reduction_levels,
@@ -74,4 +81,6 @@ def host_map(dag: DAG) -> HostMap:
         operand_bits=max(b.bits for b in dag.buffers if b.role == "in"),
         out_bits=out.bits,
         drain=max(dag.latency, 1),
+        dataflows=dag.dataflows if len(dag.dataflows) > 1 else (),
+        df_bits=max(1, (len(dag.dataflows) - 1).bit_length()),
     )

@@ -54,9 +54,12 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
     for t in hm.tensors:
         signal[(f"agen_{t}", "addr")] = m.Wire(f"agen_{t}_addr", hm.addr_bits)
         ctrl_ports.append((f"addr_{t}", signal[(f"agen_{t}", "addr")]))
+    if hm.dataflows:
+        signal[("dfsel", "sel")] = m.Wire("dfsel_sel", hm.df_bits)
+        ctrl_ports.append(("df", signal[("dfsel", "sel")]))
     m.Instance(use(mk_ctrl(hm)), "u_ctrl", ports=ctrl_ports)
 
-    out_port = {"read": "data", "pin": "out", "mul": "p", "add": "s", "acc": "y"}
+    out_port = {"read": "data", "pin": "out", "mul": "p", "add": "s", "acc": "y", "mux": "out", "gate": "out"}
     for n in dag.nodes:
         if n.kind in out_port:
             signal[(n.name, out_port[n.kind])] = m.Wire(f"{n.name}_{out_port[n.kind]}", n.width)
@@ -86,6 +89,26 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
             ])
         elif n.kind == "pin":
             m.Assign(signal[(n.name, "out")](inp[(n.name, "in")]))
+        elif n.kind == "mux":  # operand source per dataflow
+            choice = dict(item.split(":") for item in attrs["select"].split(","))
+            sel = inp[(n.name, "sel")]
+            inputs = sorted({int(v) for v in choice.values()})
+            expr = inp[(n.name, f"i{inputs[-1]}")]
+            for k in reversed(inputs[:-1]):
+                hits = [hm.dataflows.index(df) for df, v in choice.items() if int(v) == k]
+                cond = None
+                for h in hits:
+                    term = sel == Int(h, hm.df_bits, base=10)
+                    cond = term if cond is None else (cond | term)
+                expr = Mux(cond, inp[(n.name, f"i{k}")], expr)
+            m.Assign(signal[(n.name, "out")](expr))
+        elif n.kind == "gate":  # passes its input only in the listed dataflows, else zero
+            sel = inp[(n.name, "sel")]
+            cond = None
+            for df in attrs["dataflows"].split(","):
+                term = sel == Int(hm.dataflows.index(df), hm.df_bits, base=10)
+                cond = term if cond is None else (cond | term)
+            m.Assign(signal[(n.name, "out")](Mux(cond, inp[(n.name, "in")], Int(0, n.width, base=10))))
         elif n.kind == "mul":
             a, b = inp[(n.name, "a")], inp[(n.name, "b")]
             mod = mk_mul(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width)

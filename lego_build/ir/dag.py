@@ -1,7 +1,8 @@
 """Detailed architecture graph (DAG): hardware primitives and timed wires (seed 004 §5.1).
 
-Nodes are primitives (buffer read/write, pin, multiplier, accumulator, counter
-group / address generator, control source). ``latency`` is ``L_v``, the pipeline
+Nodes are primitives (buffer read/write, pin, multiplier, adder, accumulator,
+multiplexer, gate, counter group / address generator, control source, static
+configuration source ``cfg``). ``latency`` is ``L_v``, the pipeline
 registers inside the primitive. An edge carries a bit-width and, after delay
 matching, ``delay = E_{u,v}``: registers inserted on that wire. ``schedule`` holds
 ``D_v``, the cycle (relative to the controller's time step) at which node ``v``
@@ -59,6 +60,7 @@ class DAG:
     anchors: tuple[tuple[str, int], ...] = ()
     schedule: tuple[tuple[str, int], ...] = ()
     passes: tuple[str, ...] = ()
+    dataflows: tuple[str, ...] = ()  # switchable dataflows, in select order
 
     def node(self, name: str) -> Node:
         return self._index()[name]
@@ -83,9 +85,17 @@ class DAG:
         return sum(e.width * e.delay for e in self.edges)
 
     def with_delays(self, schedule: dict[str, int]) -> "DAG":
+        """Set ``E_uv`` from a schedule; static configuration wires (``cfg`` sources) need none."""
         lat = {n.name: n.latency for n in self.nodes}
-        edges = tuple(replace(e, delay=schedule[e.dst] - schedule[e.src] - lat[e.dst]) for e in self.edges)
+        static = {n.name for n in self.nodes if n.kind == "cfg"}
+        edges = tuple(replace(e, delay=0 if e.src in static else schedule[e.dst] - schedule[e.src] - lat[e.dst])
+                      for e in self.edges)
         return replace(self, edges=edges, schedule=tuple(sorted(schedule.items())))
+
+    def timed_edges(self) -> tuple[Edge, ...]:
+        """Edges that carry per-time-step data (all but static configuration wires)."""
+        static = {n.name for n in self.nodes if n.kind == "cfg"}
+        return tuple(e for e in self.edges if e.src not in static)
 
     def buffer(self, tensor: str) -> BufferSpec:
         return next(b for b in self.buffers if b.tensor == tensor)

@@ -20,6 +20,12 @@ from lego_build.ir.mapping import Mapping
 from lego_build.ir.workload import Kernel
 
 
+def used_ports(net, dataflow: str) -> list[tuple[int, tuple[int, ...]]]:
+    """``(lane, FU)`` of the data nodes ``dataflow`` uses (all of them in a single-dataflow design)."""
+    users = net.port_dataflows or [()] * len(net.ports)
+    return [(lane, s) for lane, (s, dfs) in enumerate(zip(net.ports, users)) if not dfs or dataflow in dfs]
+
+
 def strides(kernel: Kernel, mapping: Mapping, tensor: str) -> np.ndarray:
     levels = set(mapping.tensor_levels(kernel, tensor))
     out = np.zeros(len(mapping.temporal), dtype=np.int64)
@@ -37,7 +43,7 @@ def jumps(bounds: list[int], stride: np.ndarray) -> list[int]:
             for l in range(len(bounds))]
 
 
-def config_words(hm: HostMap, kernel: Kernel, mapping: Mapping) -> list[tuple[int, int]]:
+def config_words(hm: HostMap, kernel: Kernel, mapping: Mapping, dataflow: str = "") -> list[tuple[int, int]]:
     if len(mapping.temporal) != hm.levels:
         raise StageError(f"mapping has {len(mapping.temporal)} loop levels, hardware has {hm.levels}")
     reduction = {kernel.dims[d].name for d in kernel.reduction_dims}
@@ -54,6 +60,8 @@ def config_words(hm: HostMap, kernel: Kernel, mapping: Mapping) -> list[tuple[in
     for ti, t in enumerate(hm.tensors):
         for l, j in enumerate(jumps(bounds, strides(kernel, mapping, t))):
             words.append((hm.jump_reg(ti, l), j & amask))
+    if hm.dataflows:
+        words.append((hm.df_reg, hm.dataflows.index(dataflow)))
     return words
 
 
@@ -88,7 +96,7 @@ def input_banks(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow, 
         size = int(addr.max()) + 1
         if size > depth:
             raise StageError(f"tensor {tensor.name} needs {size} words per bank > arch.buffer_depth={depth}")
-        for lane, s in enumerate(adg.net(tensor.name).ports):
+        for lane, s in used_ports(adg.net(tensor.name), dataflow.name):
             idx = _element_index(kernel, mapping, tensor.name, t, dataflow.to_virtual(s))
             inside = np.all((idx >= 0) & (idx < np.array(tensor.shape)), axis=1)
             values = np.zeros(len(t), dtype=np.int64)
@@ -107,7 +115,7 @@ def output_reads(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow)
     t = _points(mapping)
     addr = t @ strides(kernel, mapping, out.name)
     reads = {}
-    for lane, s in enumerate(adg.net(out.name).ports):
+    for lane, s in used_ports(adg.net(out.name), dataflow.name):
         idx = _element_index(kernel, mapping, out.name, t, dataflow.to_virtual(s))
         inside = np.all((idx >= 0) & (idx < np.array(out.shape)), axis=1)
         for a, d in zip(addr[inside], idx[inside]):

@@ -46,15 +46,16 @@ def script_for(hm: HostMap, words, banks) -> str:
     return "\n".join(lines) + "\n"
 
 
-def representative(design_dir: Path, adg: ADG, target) -> tuple[str, Kernel, Mapping]:
-    """The first mapped layer, lowered to the array's family and clipped to a tile that fits."""
+def representative(design_dir: Path, adg: ADG, target) -> tuple[str, Kernel, Mapping, str]:
+    """The first mapped layer, lowered to the array's family and clipped to a tile that fits,
+    with the dataflow the mapper chose for it."""
     mapped = {e["name"]: e for e in read_json(design_dir / "mapping.json")["layers"] if e["status"] == "mapped"}
     for entry, kernel in load_layers(design_dir):
         if entry["name"] in mapped and kernel is not None:
             lowered = lower(kernel, adg.kernel)
             mapping = Mapping.from_json(mapped[entry["name"]]["mapping"])
             tile, tile_mapping = fit_tile(lowered, mapping, adg.buffer_depth, target.tile_steps)
-            return entry["name"], tile, tile_mapping
+            return entry["name"], tile, tile_mapping, mapped[entry["name"]]["dataflow"]
     raise StageError("no mapped layer to simulate")
 
 
@@ -62,15 +63,15 @@ def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
     rtl = design_dir / "rtl"
     hm = from_jsonable(HostMap, read_json(rtl / "host_interface.json"))
     adg = from_jsonable(ADG, read_json(design_dir / "adg.json"))
-    name, kernel, mapping = representative(design_dir, adg, cfg.target)
+    name, kernel, mapping, df_name = representative(design_dir, adg, cfg.target)
     kernel = with_bits(kernel, hm.operand_bits, hm.out_bits)
-    result: dict = {"seed": cfg.target.seed, "layer": name, "steps": mapping.steps,
+    result: dict = {"seed": cfg.target.seed, "layer": name, "dataflow": df_name, "steps": mapping.steps,
                     "tile": {d.name: d.bound for d in kernel.dims}}
     data = random_operands(kernel, cfg.target.seed)
-    dataflow = adg.dataflows[0]  # the back end generates single-dataflow arrays so far
+    dataflow = adg.dataflow(df_name)
     banks = input_banks(kernel, mapping, adg, dataflow, data, adg.buffer_depth)
     reads = output_reads(kernel, mapping, adg, dataflow)
-    script = script_for(hm, config_words(hm, kernel, mapping), banks)
+    script = script_for(hm, config_words(hm, kernel, mapping, df_name), banks)
     script += "".join(f"R {lane} {addr}\n" for lane, addr, _ in reads)
     work = design_dir / "sim" / "build"
     if work.exists():

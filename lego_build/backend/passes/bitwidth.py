@@ -2,7 +2,8 @@
 
 Ranges start at the signed operand range of each buffer read; pins forward them;
 a multiplier's range is the hull of the four corner products; a spatial adder's
-range is the sum of its inputs' ranges. Accumulators keep
+range is the sum of its inputs' ranges; a multiplexer's the hull of its inputs; a
+gate's the hull of its input and zero. Accumulators keep
 the configured accumulator width because their trip count is a run-time loop
 bound. Each node's width becomes the fewest two's-complement bits of its range,
 and every edge takes the width of its source.
@@ -41,12 +42,18 @@ def run(dag: DAG, cfg: object = None) -> DAG:
             ranges[node.name] = (min(corners), max(corners))
         elif node.kind == "add":
             ranges[node.name] = (sum(r[0] for r in ins.values()), sum(r[1] for r in ins.values()))
-        if node.name in ranges and node.kind in ("pin", "mul", "add"):
+        elif node.kind == "mux":
+            data = [r for port, r in ins.items() if port != "sel"]
+            ranges[node.name] = (min(r[0] for r in data), max(r[1] for r in data))
+        elif node.kind == "gate" and ins.get("in") is not None:
+            lo, hi = ins["in"]
+            ranges[node.name] = (min(lo, 0), max(hi, 0))
+        if node.name in ranges and node.kind in ("pin", "mul", "add", "mux", "gate"):
             width[node.name] = min(node.width, signed_bits(*ranges[node.name]))
     nodes = tuple(replace(n, width=width[n.name]) for n in dag.nodes)
     by_name = {n.name: n for n in nodes}
     edges = tuple(
-        replace(e, width=by_name[e.src].width if by_name[e.src].kind not in ("ctrl", "agen") else e.width)
+        replace(e, width=by_name[e.src].width if by_name[e.src].kind not in ("ctrl", "agen", "cfg") else e.width)
         for e in dag.edges
     )
     return replace(dag, nodes=nodes, edges=edges, passes=dag.passes + ("bitwidth",))

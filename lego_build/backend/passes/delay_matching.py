@@ -22,7 +22,7 @@ from .bitwidth import _topological
 
 
 def _sources(dag: DAG) -> list[str]:
-    return [n.name for n in dag.nodes if n.kind in ("ctrl", "agen")]
+    return [n.name for n in dag.nodes if n.kind in ("ctrl", "agen", "cfg")]
 
 
 def greedy_schedule(dag: DAG) -> dict[str, int]:
@@ -30,7 +30,7 @@ def greedy_schedule(dag: DAG) -> dict[str, int]:
     order = _topological(dag)
     lat = {n.name: n.latency for n in dag.nodes}
     preds: dict[str, list[str]] = {n.name: [] for n in dag.nodes}
-    for e in dag.edges:
+    for e in dag.timed_edges():
         preds[e.dst].append(e.src)
     anchors = dict(dag.anchors)
     lower = {n.name: 0 for n in dag.nodes}
@@ -55,8 +55,10 @@ def greedy_schedule(dag: DAG) -> dict[str, int]:
 def broadcast_groups(dag: DAG) -> dict[tuple[str, str], list[int]]:
     """Edge indices per source pin that drives two or more edges."""
     groups: dict[tuple[str, str], list[int]] = {}
+    static = {n.name for n in dag.nodes if n.kind == "cfg"}
     for i, e in enumerate(dag.edges):
-        groups.setdefault((e.src, e.src_port), []).append(i)
+        if e.src not in static:
+            groups.setdefault((e.src, e.src_port), []).append(i)
     return {k: v for k, v in sorted(groups.items()) if len(v) > 1}
 
 
@@ -74,7 +76,8 @@ def lp_schedule(dag: DAG, time_limit_s: float, broadcast_max: bool = False) -> t
 
     grouped = broadcast_groups(dag) if broadcast_max else {}
     in_group = {i for members in grouped.values() for i in members}
-    cost = [e.width * extra(e) for i, e in enumerate(dag.edges) if i not in in_group]
+    timed = set(dag.timed_edges())
+    cost = [e.width * extra(e) for i, e in enumerate(dag.edges) if i not in in_group and e in timed]
     for g, members in enumerate(grouped.values()):
         top = prob.add_variable(f"M_{g}", lowBound=0)
         for i in members:
@@ -82,7 +85,8 @@ def lp_schedule(dag: DAG, time_limit_s: float, broadcast_max: bool = False) -> t
         cost.append(max(dag.edges[i].width for i in members) * top)
     prob += pulp.lpSum(cost)
     for i, e in enumerate(dag.edges):
-        prob += var[e.dst] - var[e.src] >= lat[e.dst], f"e{i}"
+        if e in timed:
+            prob += var[e.dst] - var[e.src] >= lat[e.dst], f"e{i}"
     for name in _sources(dag):
         prob += var[name] == 0, f"src_{name}"
     anchors = list(dag.anchors)

@@ -33,6 +33,7 @@ SUITE = (
     ("MTTKRP", ["arch.family=mttkrp", "arch.dataflows.main.spatial=[i,j]", "workload=mttkrp"]),
     ("Attention", ["arch.rows=8", "arch.cols=8", "workload=attention", "workload.seq_q=32", "workload.seq_kv=32"]),
     ("GEMM-MN+ICOC", ["arch=lego_mnicoc", "arch.rows=8", "arch.cols=8"]),
+    ("Conv-KHOH+ICOC", ["arch=lego_khoh_icoc", "workload=conv2d", *SMALL_CONV]),
 )
 
 

@@ -156,3 +156,27 @@ def test_broadcast_rewiring_turns_fanout_delays_into_one_chain():
     lat = {n.name: n.latency for n in rewired.nodes}
     assert all(d[e.dst] == d[e.src] + e.delay + lat[e.dst] >= d[e.src] for e in rewired.edges)
     assert delay_matching.broadcast_groups(rewired)
+
+
+def test_pin_reuse_program_maps_exclusive_children_onto_one_pin():
+    from lego_build.backend.passes.pin_reuse import _plan, remap
+
+    table = {"p": {"a", "b"}, "c0": {"a"}, "c1": {"b"}}  # the product always, one child per dataflow
+    mapping = remap(table, ("a", "b"), 30.0)
+    assert all(len(set(m.values())) == len(m) for m in mapping.values())  # one live input per pin
+    plan = _plan(mapping, table, ("a", "b"), 2)
+    assert plan is not None and sorted(len(feeding) for feeding, _ in plan) == [1, 2]  # p alone, c0/c1 shared
+    (shared,) = [(f, c) for f, c in plan if len(f) == 2]
+    assert {shared[0][shared[1]["a"]], shared[0][shared[1]["b"]]} == {"c0", "c1"}
+
+
+def test_pin_reuse_shrinks_adders_of_the_switchable_conv_array():
+    cfg = compose(["arch=lego_khoh_icoc", "arch.rows=4", "arch.cols=4", "workload=conv2d"])
+    from lego_build.analysis.kernels import conv2d
+
+    adg = build_adg(conv2d(1, 4, 4, 6, 6, 3, 3), cfg.arch)
+    without, log_without, _ = optimize(adg, SimpleNamespace(passes=["reduction_tree", "bitwidth", "delay_matching"],
+                                                            delay_matching="lp", time_limit_s=30.0))
+    reused, log_reused, _ = optimize(adg, LP)
+    assert log_reused[-1]["adder_inputs"] < log_without[-1]["adder_inputs"]
+    assert log_reused[-1]["muxes"] > log_without[-1]["muxes"]

@@ -35,8 +35,14 @@ def _verilator():
     # one switchable MN / IC-OC array: the mapper picks MN for a square GEMM, IC-OC for a GEMV
     ["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "mapper.objective=latency"],
     ["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "mapper.objective=latency", "workload.M=1", "workload.K=64"],
+    # a switchable conv array whose adders share pins (pin reuse) in both of its dataflows
+    ["arch=lego_khoh_icoc", "arch.rows=4", "arch.cols=4", "workload=conv2d", "workload.in_h=8", "workload.in_w=6",
+     "workload.in_ch=1", "workload.out_ch=2", "workload.kh=4", "mapper.objective=latency"],
+    ["arch=lego_khoh_icoc", "arch.rows=4", "arch.cols=4", "workload=conv2d", "workload.in_h=6", "workload.in_w=6",
+     "workload.in_ch=4", "workload.out_ch=4"],
 ], ids=["default", "8x8-32x24x40", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1", "ws-systolic",
-        "icoc-broadcast", "eyeriss-khoh", "icoc-delay-only", "mnicoc-as-mn", "mnicoc-as-icoc"])
+        "icoc-broadcast", "eyeriss-khoh", "icoc-delay-only", "mnicoc-as-mn", "mnicoc-as-icoc", "khoh-icoc-as-khoh",
+        "khoh-icoc-as-ocic"])
 def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
     cfg = compose(overrides)
     validate(cfg)
@@ -52,6 +58,8 @@ def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
         assert mapping["compute_cycles"] == result["cycles_simulated"]  # the mapper's model is exact
     if "arch=lego_mnicoc" in overrides:
         assert result["dataflow"] == ("icoc" if "workload.M=1" in overrides else "mn")
+    if "arch=lego_khoh_icoc" in overrides:
+        assert result["dataflow"] == ("khoh" if "workload.in_ch=1" in overrides else "ocic")
     summary = read_json(tmp_path / "summary.json")
     assert summary["simulation"] == "pass"
     assert "**pass**" in (tmp_path / "report.md").read_text()

@@ -6,7 +6,9 @@ from lego_build.ir.dag import DAG
 
 def dag_stats(dag: DAG) -> dict[str, int]:
     kinds = [n.kind for n in dag.nodes]
+    adds = {n.name for n in dag.nodes if n.kind == "add"}
     return {
+        "adder_inputs": sum(1 for e in dag.edges if e.dst in adds),
         "register_bits": dag.register_bits(),
         "multipliers": kinds.count("mul"),
         "adders": kinds.count("acc") + kinds.count("add"),

@@ -244,7 +244,7 @@ class OptimizerConf:
     """Which back-end passes run, in order (lego_build.backend.passes.ORDER), and how."""
 
     name: str = "lego"
-    passes: List[str] = field(default_factory=lambda: ["reduction_tree", "bitwidth", "delay_matching",
+    passes: List[str] = field(default_factory=lambda: ["reduction_tree", "pin_reuse", "bitwidth", "delay_matching",
                                                          "broadcast_rewiring"])
     delay_matching: str = "lp"
     solver: str = "cbc"

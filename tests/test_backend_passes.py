@@ -4,6 +4,7 @@ from types import SimpleNamespace
 import pytest
 
 from lego_build import compose
+from lego_build.analysis.kernels import gemm
 from lego_build.analysis.workloads import workload_from_config
 from lego_build.backend.codegen import build_dag
 from lego_build.backend.passes import ORDER, Pass, check_order, pipeline
@@ -180,3 +181,19 @@ def test_pin_reuse_shrinks_adders_of_the_switchable_conv_array():
     reused, log_reused, _ = optimize(adg, LP)
     assert log_reused[-1]["adder_inputs"] < log_without[-1]["adder_inputs"]
     assert log_reused[-1]["muxes"] > log_without[-1]["muxes"]
+
+
+def test_power_gating_enables_only_links_some_dataflow_leaves_idle():
+    from lego_build.backend.passes.power_gating import live_edges
+
+    cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4"])
+    adg = build_adg(gemm(16, 16, 16), cfg.arch)
+    dag, log, _ = optimize(adg, LP)
+    gated = [e for e in dag.edges if e.enable]
+    assert gated and log[-1]["gated_register_bits"] == sum(e.width * e.delay for e in gated) > 0
+    live = {df: live_edges(dag, df) for df in dag.dataflows}
+    for i, e in enumerate(dag.edges):
+        if e.enable:  # clocked exactly where live, and idle somewhere
+            assert set(e.enable) == {df for df in dag.dataflows if i in live[df]} != set(dag.dataflows)
+    # IC-OC's partial-sum links carry nothing in MN
+    assert any(e.enable == ("icoc",) and e.src.startswith(("add_", "mul_", "gate_")) for e in gated)

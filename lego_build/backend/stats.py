@@ -10,6 +10,7 @@ def dag_stats(dag: DAG) -> dict[str, int]:
     return {
         "adder_inputs": sum(1 for e in dag.edges if e.dst in adds),
         "register_bits": dag.register_bits(),
+        "gated_register_bits": sum(e.width * e.delay for e in dag.edges if e.enable),
         "multipliers": kinds.count("mul"),
         "adders": kinds.count("acc") + kinds.count("add"),
         "muxes": kinds.count("mux"),

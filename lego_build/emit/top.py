@@ -4,7 +4,7 @@ Port map and timing of the host interface: :mod:`lego_build.emit.host`.
 """
 from __future__ import annotations
 
-from veriloggen import Int, Module, Mux, Posedge, StubModule
+from veriloggen import If, Int, Module, Mux, Posedge, StubModule
 
 from lego_build.ir.dag import DAG, Edge
 
@@ -70,7 +70,15 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
         src = signal[(e.src, e.src_port)]
         if e.delay:
             regs = [m.Reg(f"dly_{_edge_name(e)}_{i}", e.width) for i in range(e.delay)]
-            m.Always(Posedge(clk))(*[r(prev) for r, prev in zip(regs, [src] + regs[:-1])])
+            shift = [r(prev) for r, prev in zip(regs, [src] + regs[:-1])]
+            if e.enable:  # power gating: clocked only in the dataflows that use this link
+                sel = signal[("dfsel", "sel")]
+                cond = None
+                for df in e.enable:
+                    term = sel == Int(hm.dataflows.index(df), hm.df_bits, base=10)
+                    cond = term if cond is None else (cond | term)
+                shift = [If(cond)(*shift)]
+            m.Always(Posedge(clk))(*shift)
             src = regs[-1]
         inp[(e.dst, e.dst_port)] = src
 

@@ -36,6 +36,7 @@ class Edge:
     dst_port: str
     width: int
     delay: int = 0
+    enable: tuple[str, ...] = ()  # dataflows that clock this edge's registers (empty: always clocked)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,8 @@ class Pass:
 
 
 #: every pass, in the order the full ``lego`` optimizer runs them
-ORDER: tuple[str, ...] = ("reduction_tree", "pin_reuse", "bitwidth", "delay_matching", "broadcast_rewiring")
+ORDER: tuple[str, ...] = ("reduction_tree", "pin_reuse", "bitwidth", "delay_matching", "broadcast_rewiring",
+                          "power_gating")
 
 
 def get(name: str) -> Pass:

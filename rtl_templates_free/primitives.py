@@ -77,3 +77,25 @@ def mk_add(in_bits: tuple[int, ...], out_bits: int) -> Module:
     s = m.OutputReg("s", out_bits)
     m.Always(Posedge(clk))(s(total))
     return m
+
+
+def mk_mac(a_bits: int, b_bits: int, acc_bits: int) -> Module:
+    """Fused multiply-accumulate for FPGA DSP slices (latency 2): ``p <= a*b``, then
+    ``y <= first ? p : y + p`` with ``first`` delayed one cycle to meet ``p``."""
+    p_bits = a_bits + b_bits
+    m = Module(f"lego_mac_{a_bits}x{b_bits}_{acc_bits}")
+    clk = m.Input("clk")
+    first = m.Input("first")
+    a = m.Input("a", a_bits)
+    b = m.Input("b", b_bits)
+    y = m.OutputReg("y", acc_bits)
+    a_ext = m.Wire("a_ext", p_bits)
+    b_ext = m.Wire("b_ext", p_bits)
+    m.Assign(a_ext(sign_extend(a, a_bits, p_bits)))
+    m.Assign(b_ext(sign_extend(b, b_bits, p_bits)))
+    p = m.Reg("p", p_bits)
+    first_d = m.Reg("first_d")
+    p_ext = m.Wire("p_ext", acc_bits)
+    m.Assign(p_ext(sign_extend(p, p_bits, acc_bits)))
+    m.Always(Posedge(clk))(p(a_ext * b_ext), first_d(first), y(Mux(first_d, p_ext, y + p_ext)))
+    return m

@@ -12,9 +12,11 @@ from lego_build.backend.passes.bitwidth import signed_bits
 from lego_build.backend.passes.delay_matching import greedy_schedule, lp_schedule
 from lego_build.backend.stage import optimize
 from lego_build.frontend.adg_build import build_adg
+from lego_build.flow.schema import OptimizerConf
 from lego_build.ir.dag import DAG, Edge, Node
 
-LP = SimpleNamespace(passes=list(ORDER), delay_matching="lp", time_limit_s=30.0)
+LEGO_PASSES = list(OptimizerConf().passes)
+LP = SimpleNamespace(passes=LEGO_PASSES, delay_matching="lp", time_limit_s=30.0)
 GREEDY = SimpleNamespace(passes=["bitwidth", "delay_matching"], delay_matching="greedy", time_limit_s=30.0)
 
 
@@ -95,6 +97,7 @@ def test_bitwidth_pass_narrows_products_to_16_bits():
 
 def test_every_pass_module_declares_its_pass():
     assert tuple(p.name for p in pipeline()) == ORDER
+    assert [p for p in ORDER if p in LEGO_PASSES] == LEGO_PASSES  # the default keeps the canonical order
 
 
 @pytest.mark.parametrize("passes, message", [
@@ -128,7 +131,7 @@ def test_reduction_tree_balances_broadcast_chains():
     assert all(len(tree.inputs_of(n.name)) == 2 for n in adds)
     lp = dict(delay_matching="lp", time_limit_s=30.0)
     chain = optimize(_icoc_adg(8, (0, 0)), SimpleNamespace(passes=["bitwidth", "delay_matching"], **lp))[0]
-    balanced = optimize(_icoc_adg(8, (0, 0)), SimpleNamespace(passes=list(ORDER), **lp))[0]
+    balanced = optimize(_icoc_adg(8, (0, 0)), SimpleNamespace(passes=LEGO_PASSES, **lp))[0]
     assert balanced.latency == chain.latency - 7 + 3  # a chain of seven adders becomes log2(8) = 3 levels
     assert balanced.register_bits() < chain.register_bits() / 3
 
@@ -197,3 +200,14 @@ def test_power_gating_enables_only_links_some_dataflow_leaves_idle():
             assert set(e.enable) == {df for df in dag.dataflows if i in live[df]} != set(dag.dataflows)
     # IC-OC's partial-sum links carry nothing in MN
     assert any(e.enable == ("icoc",) and e.src.startswith(("add_", "mul_", "gate_")) for e in gated)
+
+
+def test_mac_fusion_keeps_the_schedule_and_fuses_every_fu():
+    cfg = compose([])
+    adg = build_adg(workload_from_config(cfg.workload).layers[0].kernel, cfg.arch)
+    plain, _, _ = optimize(adg, LP)
+    fpga, _, _ = optimize(adg, SimpleNamespace(passes=compose(["optimizer=fpga"]).optimizer.passes,
+                                               delay_matching="lp", time_limit_s=30.0))
+    kinds = [n.kind for n in fpga.nodes]
+    assert kinds.count("mac") == 16 and "mul" not in kinds and "acc" not in kinds
+    assert fpga.latency == plain.latency and fpga.register_bits() <= plain.register_bits()

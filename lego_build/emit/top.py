@@ -8,7 +8,7 @@ from veriloggen import If, Int, Module, Mux, Posedge, StubModule
 
 from lego_build.ir.dag import DAG, Edge
 
-from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_mul
+from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_mac, mk_mul
 
 from .ctrl import mk_ctrl
 from .host import HostMap, host_map
@@ -59,7 +59,8 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
         ctrl_ports.append(("df", signal[("dfsel", "sel")]))
     m.Instance(use(mk_ctrl(hm)), "u_ctrl", ports=ctrl_ports)
 
-    out_port = {"read": "data", "pin": "out", "mul": "p", "add": "s", "acc": "y", "mux": "out", "gate": "out"}
+    out_port = {"read": "data", "pin": "out", "mul": "p", "add": "s", "acc": "y", "mac": "y", "mux": "out",
+                "gate": "out"}
     for n in dag.nodes:
         if n.kind in out_port:
             signal[(n.name, out_port[n.kind])] = m.Wire(f"{n.name}_{out_port[n.kind]}", n.width)
@@ -126,6 +127,11 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
             mod = mk_add(tuple(e.width for e in ins), n.width)
             m.Instance(use(mod), f"u_{n.name}", ports=[("clk", clk)] + [
                 (f"i{i}", inp[(n.name, e.dst_port)]) for i, e in enumerate(ins)] + [("s", signal[(n.name, "s")])])
+        elif n.kind == "mac":
+            mod = mk_mac(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width)
+            m.Instance(use(mod), f"u_{n.name}", ports=[
+                ("clk", clk), ("first", inp[(n.name, "first")]), ("a", inp[(n.name, "a")]),
+                ("b", inp[(n.name, "b")]), ("y", signal[(n.name, "y")])])
         elif n.kind == "acc":
             mod = mk_acc(_width_of(dag, n.name, "p"), n.width)
             m.Instance(use(mod), f"u_{n.name}", ports=[

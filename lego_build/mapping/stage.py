@@ -48,8 +48,8 @@ def link_conflict(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> str:
 def pipeline_latency(adg: ADG) -> int:
     """Cycles from a time step to its last write in the generated array.
 
-    The array's DAG goes through the structural passes of the full ``lego`` back end
-    (everything but delay matching) and is scheduled ASAP; the simulate stage
+    The array's DAG goes through the structural passes of the back end (those
+    before delay matching) and is scheduled ASAP; the simulate stage
     reports the exact figure of the optimizer actually used. For arrays the back end
     cannot generate yet (FIFO links, several dataflows) the estimate is the control
     skew plus the read, multiply and accumulate stages.
@@ -63,7 +63,7 @@ def pipeline_latency(adg: ADG) -> int:
     except StageError:
         skew = sum(abs(c) * (n - 1) for c, n in zip(adg.control_flow, adg.shape))
         return skew + LAT_READ + LAT_MUL + LAT_ACC
-    for p in pipeline(tuple(name for name in ORDER if name != "delay_matching")):
+    for p in pipeline(ORDER[:ORDER.index("delay_matching")]):  # the structural passes
         dag = p.run(dag, None)
     return dag.with_delays(greedy_schedule(dag)).latency
 

@@ -22,9 +22,9 @@ class Pass:
     run: Callable[[DAG, object], DAG]
 
 
-#: every pass, in the order the full ``lego`` optimizer runs them
-ORDER: tuple[str, ...] = ("reduction_tree", "pin_reuse", "bitwidth", "delay_matching", "broadcast_rewiring",
-                          "power_gating")
+#: every pass in canonical order (``mac_fusion`` is for FPGA targets: ``optimizer=fpga``)
+ORDER: tuple[str, ...] = ("reduction_tree", "pin_reuse", "mac_fusion", "bitwidth", "delay_matching",
+                          "broadcast_rewiring", "power_gating")
 
 
 def get(name: str) -> Pass:

@@ -191,7 +191,8 @@ def test_power_gating_enables_only_links_some_dataflow_leaves_idle():
 
     cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4"])
     adg = build_adg(gemm(16, 16, 16), cfg.arch)
-    dag, log, _ = optimize(adg, LP)
+    upto = LEGO_PASSES[:LEGO_PASSES.index("power_gating") + 1]
+    dag, log, _ = optimize(adg, SimpleNamespace(passes=upto, delay_matching="lp", time_limit_s=30.0))
     gated = [e for e in dag.edges if e.enable]
     assert gated and log[-1]["gated_register_bits"] == sum(e.width * e.delay for e in gated) > 0
     live = {df: live_edges(dag, df) for df in dag.dataflows}
@@ -211,3 +212,17 @@ def test_mac_fusion_keeps_the_schedule_and_fuses_every_fu():
     kinds = [n.kind for n in fpga.nodes]
     assert kinds.count("mac") == 16 and "mul" not in kinds and "acc" not in kinds
     assert fpga.latency == plain.latency and fpga.register_bits() <= plain.register_bits()
+
+
+def test_delay_elaboration_turns_edge_delays_into_delay_blocks():
+    cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4"])
+    adg = build_adg(gemm(16, 16, 16), cfg.arch)
+    upto = LEGO_PASSES[:LEGO_PASSES.index("delay_elaboration")]
+    timed, log_timed, _ = optimize(adg, SimpleNamespace(passes=upto, delay_matching="lp", time_limit_s=30.0))
+    elaborated, log, _ = optimize(adg, LP)
+    assert all(e.delay == 0 and not e.enable for e in elaborated.edges)
+    blocks = [n for n in elaborated.nodes if n.kind == "delay"]
+    assert len(blocks) == sum(1 for e in timed.edges if e.delay)
+    assert elaborated.register_bits() == timed.register_bits()
+    assert log[-1]["gated_register_bits"] == log_timed[-1]["gated_register_bits"] > 0
+    assert elaborated.latency == timed.latency

@@ -10,7 +10,8 @@ def dag_stats(dag: DAG) -> dict[str, int]:
     return {
         "adder_inputs": sum(1 for e in dag.edges if e.dst in adds),
         "register_bits": dag.register_bits(),
-        "gated_register_bits": sum(e.width * e.delay for e in dag.edges if e.enable),
+        "gated_register_bits": sum(e.width * e.delay for e in dag.edges if e.enable) + sum(
+            n.width * n.latency for n in dag.nodes if n.kind == "delay" and n.attrs),
         "multipliers": kinds.count("mul") + kinds.count("mac"),
         "adders": kinds.count("acc") + kinds.count("add") + kinds.count("mac"),
         "muxes": kinds.count("mux"),

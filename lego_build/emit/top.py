@@ -60,27 +60,31 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
     m.Instance(use(mk_ctrl(hm)), "u_ctrl", ports=ctrl_ports)
 
     out_port = {"read": "data", "pin": "out", "mul": "p", "add": "s", "acc": "y", "mac": "y", "mux": "out",
-                "gate": "out"}
+                "gate": "out", "delay": "out"}
     for n in dag.nodes:
         if n.kind in out_port:
             signal[(n.name, out_port[n.kind])] = m.Wire(f"{n.name}_{out_port[n.kind]}", n.width)
 
-    # delayed edges: a register chain per edge (seed 004 fig. 5-2 delay block)
+    def shift_register(name, src, width, depth, enable):
+        """A delay block (seed 004 fig. 5-2); with ``enable`` clocked only in those dataflows."""
+        regs = [m.Reg(f"{name}_{i}", width) for i in range(depth)]
+        shift = [r(prev) for r, prev in zip(regs, [src] + regs[:-1])]
+        if enable:  # power gating: clocked only in the dataflows that use this link
+            sel = signal[("dfsel", "sel")]
+            cond = None
+            for df in enable:
+                term = sel == Int(hm.dataflows.index(df), hm.df_bits, base=10)
+                cond = term if cond is None else (cond | term)
+            shift = [If(cond)(*shift)]
+        m.Always(Posedge(clk))(*shift)
+        return regs[-1]
+
+    # edges still carrying delay become register chains; elaborated delay blocks are nodes
     inp = {}
     for e in dag.edges:
         src = signal[(e.src, e.src_port)]
         if e.delay:
-            regs = [m.Reg(f"dly_{_edge_name(e)}_{i}", e.width) for i in range(e.delay)]
-            shift = [r(prev) for r, prev in zip(regs, [src] + regs[:-1])]
-            if e.enable:  # power gating: clocked only in the dataflows that use this link
-                sel = signal[("dfsel", "sel")]
-                cond = None
-                for df in e.enable:
-                    term = sel == Int(hm.dataflows.index(df), hm.df_bits, base=10)
-                    cond = term if cond is None else (cond | term)
-                shift = [If(cond)(*shift)]
-            m.Always(Posedge(clk))(*shift)
-            src = regs[-1]
+            src = shift_register(f"dly_{_edge_name(e)}", src, e.width, e.delay, e.enable)
         inp[(e.dst, e.dst_port)] = src
 
     in_index = {t: i for i, t in enumerate(hm.input_tensors)}
@@ -98,6 +102,10 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
             ])
         elif n.kind == "pin":
             m.Assign(signal[(n.name, "out")](inp[(n.name, "in")]))
+        elif n.kind == "delay":
+            enable = tuple(attrs["enable"].split(",")) if attrs.get("enable") else ()
+            last = shift_register(f"r_{n.name}", inp[(n.name, "in")], n.width, n.latency, enable)
+            m.Assign(signal[(n.name, "out")](last))
         elif n.kind == "mux":  # operand source per dataflow
             choice = dict(item.split(":") for item in attrs["select"].split(","))
             sel = inp[(n.name, "sel")]

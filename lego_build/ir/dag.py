@@ -82,8 +82,9 @@ class DAG:
         return max(d[n.name] for n in self.nodes if n.kind == "write")
 
     def register_bits(self) -> int:
-        """Eq. 5.2's objective: the bits of all registers inserted on edges."""
-        return sum(e.width * e.delay for e in self.edges)
+        """Eq. 5.2's objective: the bits of all registers inserted on edges (or elaborated as delay blocks)."""
+        return sum(e.width * e.delay for e in self.edges) + sum(
+            n.width * n.latency for n in self.nodes if n.kind == "delay")
 
     def with_delays(self, schedule: dict[str, int]) -> "DAG":
         """Set ``E_uv`` from a schedule; static configuration wires (``cfg`` sources) need none."""

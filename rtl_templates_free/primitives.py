@@ -43,12 +43,17 @@ def mk_mul(a_bits: int, b_bits: int, out_bits: int) -> Module:
     a = m.Input("a", a_bits)
     b = m.Input("b", b_bits)
     p = m.OutputReg("p", out_bits)
+    m.Always(Posedge(clk))(p(_product(m, a, a_bits, b, b_bits, out_bits)))
+    return m
+
+
+def _product(m: Module, a, a_bits: int, b, b_bits: int, out_bits: int):
+    """``a * b`` of two signed operands, modulo ``2**out_bits`` (sign-extended wires ``a_ext``, ``b_ext``)."""
     a_ext = m.Wire("a_ext", out_bits)
     b_ext = m.Wire("b_ext", out_bits)
     m.Assign(a_ext(sign_extend(a, a_bits, out_bits)))
     m.Assign(b_ext(sign_extend(b, b_bits, out_bits)))
-    m.Always(Posedge(clk))(p(a_ext * b_ext))
-    return m
+    return a_ext * b_ext
 
 
 def mk_acc(in_bits: int, acc_bits: int) -> Module:
@@ -89,13 +94,10 @@ def mk_mac(a_bits: int, b_bits: int, acc_bits: int) -> Module:
     a = m.Input("a", a_bits)
     b = m.Input("b", b_bits)
     y = m.OutputReg("y", acc_bits)
-    a_ext = m.Wire("a_ext", p_bits)
-    b_ext = m.Wire("b_ext", p_bits)
-    m.Assign(a_ext(sign_extend(a, a_bits, p_bits)))
-    m.Assign(b_ext(sign_extend(b, b_bits, p_bits)))
+    product = _product(m, a, a_bits, b, b_bits, p_bits)
     p = m.Reg("p", p_bits)
     first_d = m.Reg("first_d")
     p_ext = m.Wire("p_ext", acc_bits)
     m.Assign(p_ext(sign_extend(p, p_bits, acc_bits)))
-    m.Always(Posedge(clk))(p(a_ext * b_ext), first_d(first), y(Mux(first_d, p_ext, y + p_ext)))
+    m.Always(Posedge(clk))(p(product), first_d(first), y(Mux(first_d, p_ext, y + p_ext)))
     return m

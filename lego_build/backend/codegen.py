@@ -2,8 +2,8 @@
 
 Rules: each input-tensor data node becomes a buffer-bank read (``L=1``) addressed
 by the tensor's address generator; every FU gets one *pin* per input tensor fed
-by its parent in the tensor's forest or by its read port; the MAC FU opens into a
-multiplier (``L=1``). Output links are spatial reductions: an FU whose partial
+by its parent in the tensor's forest or by its read port; the FU opens into a
+multiplier (``L=1``) of its two (MAC) or three (MTTKRP, TTMc) operands. Output links are spatial reductions: an FU whose partial
 sums arrive from other FUs adds them to its product in an adder (``L=1``). At each
 output data node (a reduction sink) an accumulator (``L=1``), reset by the
 controller's ``first`` signal, sums over the temporal reduction loops, and a bank
@@ -27,6 +27,8 @@ from lego_build.ir.dag import DAG, BufferSpec, Edge, Node
 
 #: primitive latencies L_v (pipeline registers inside the primitive)
 LAT_READ, LAT_MUL, LAT_ADD, LAT_ACC = 1, 1, 1, 1
+#: multiplier operand ports, one per input tensor (MAC: two; MTTKRP / TTMc: three)
+MUL_PORTS = ("a", "b", "c")
 
 
 def addr_bits(depth: int) -> int:
@@ -84,8 +86,8 @@ def build_dag(adg: ADG) -> DAG:
         raise StageError(f"arch.fu={adg.fu!r}: only the MAC FU is generated so far")
     inputs = [n for n in adg.nets if n.role == "in"]
     (output,) = [n for n in adg.nets if n.role == "out"]
-    if len(inputs) != 2:
-        raise StageError(f"kernel {adg.kernel}: the MAC FU needs exactly two input tensors, got {len(inputs)}")
+    if len(inputs) not in (2, 3):
+        raise StageError(f"kernel {adg.kernel}: the FU multiplies two or three input tensors, got {len(inputs)}")
     fifo = [lk for n in adg.nets for lk in n.links if lk.kind == "delay"]
     if fifo:
         raise StageError(f"tensor links through FIFOs (delay links, e.g. {fifo[0].src}->{fifo[0].dst}) are not "
@@ -119,7 +121,7 @@ def build_dag(adg: ADG) -> DAG:
             nodes.append(Node(mux, "mux", 0, net.bits, (("select", select),)))
             edges += [Edge(*src, mux, f"i{k}", net.bits) for k, src in enumerate(distinct)]
             edges += [Edge("dfsel", "sel", mux, "sel", select_bits(len(dfs))), Edge(mux, "out", pin, "in", net.bits)]
-    a, b = inputs
+    operand_ports = MUL_PORTS[:len(inputs)]
     children: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
     used_by = {}
     for link in output.links:  # partial sums travel src -> dst, towards the sink
@@ -131,10 +133,8 @@ def build_dag(adg: ADG) -> DAG:
         f = fu_name(s)
         # widths start conservative (accumulator wide); the bitwidth pass narrows them
         nodes.append(Node(f"mul_{f}", "mul", LAT_MUL, adg.acc_bits))
-        edges += [
-            Edge(f"pin_{a.tensor}_{f}", "out", f"mul_{f}", "a", a.bits),
-            Edge(f"pin_{b.tensor}_{f}", "out", f"mul_{f}", "b", b.bits),
-        ]
+        edges += [Edge(f"pin_{net.tensor}_{f}", "out", f"mul_{f}", port, net.bits)
+                  for port, net in zip(operand_ports, inputs)]
         partial[s] = (f"mul_{f}", "p")
     for s in _sinks_last(adg.fus, children):
         if s in children:

@@ -127,9 +127,11 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
                 cond = term if cond is None else (cond | term)
             m.Assign(signal[(n.name, "out")](Mux(cond, inp[(n.name, "in")], Int(0, n.width, base=10))))
         elif n.kind == "mul":
-            a, b = inp[(n.name, "a")], inp[(n.name, "b")]
-            mod = mk_mul(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width)
-            m.Instance(use(mod), f"u_{n.name}", ports=[("clk", clk), ("a", a), ("b", b), ("p", signal[(n.name, "p")])])
+            ports = [p for p in ("a", "b", "c") if (n.name, p) in inp]
+            c_bits = _width_of(dag, n.name, "c") if "c" in ports else 0
+            mod = mk_mul(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width, c_bits)
+            m.Instance(use(mod), f"u_{n.name}", ports=[("clk", clk)] + [(p, inp[(n.name, p)]) for p in ports]
+                       + [("p", signal[(n.name, "p")])])
         elif n.kind == "add":
             ins = sorted((e for e in dag.edges if e.dst == n.name), key=lambda e: (e.dst_port != "p", e.dst_port))
             mod = mk_add(tuple(e.width for e in ins), n.width)

@@ -1,7 +1,7 @@
 """Bit-width inference by value-range propagation (seed 004 §5.1, the range R on edges).
 
 Ranges start at the signed operand range of each buffer read; pins forward them;
-a multiplier's range is the hull of the four corner products; a spatial adder's
+a multiplier's range is the hull of its corner products; a spatial adder's
 range is the sum of its inputs' ranges; a multiplexer's the hull of its inputs; a
 gate's the hull of its input and zero. Accumulators keep
 the configured accumulator width because their trip count is a run-time loop
@@ -37,8 +37,10 @@ def run(dag: DAG, cfg: object = None) -> DAG:
         elif node.kind == "pin":
             ranges[node.name] = ins["in"]
         elif node.kind == "mul":
-            (alo, ahi), (blo, bhi) = ins["a"], ins["b"]
-            corners = (alo * blo, alo * bhi, ahi * blo, ahi * bhi)
+            corners = [1]
+            for port in sorted(ins):  # a, b (, c): the hull of the corner products
+                lo, hi = ins[port]
+                corners = [x * y for x in corners for y in (lo, hi)]
             ranges[node.name] = (min(corners), max(corners))
         elif node.kind == "add":
             ranges[node.name] = (sum(r[0] for r in ins.values()), sum(r[1] for r in ins.values()))

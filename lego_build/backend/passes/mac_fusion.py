@@ -24,7 +24,9 @@ def run(dag: DAG, cfg=None) -> DAG:
     fused = {}
     for n in dag.nodes:
         outs = consumers.get(n.name, [])
-        if n.kind == "mul" and len(outs) == 1 and nodes[outs[0].dst].kind == "acc" and outs[0].dst_port == "p":
+        two_operands = sum(1 for e in dag.edges if e.dst == n.name) == 2
+        if n.kind == "mul" and two_operands and len(outs) == 1 and nodes[outs[0].dst].kind == "acc" \
+                and outs[0].dst_port == "p":
             fused[outs[0].dst] = n.name
     anchored = {name for name, _ in dag.anchors}
     if not fused or not anchored <= set(fused.values()):

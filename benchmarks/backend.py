@@ -5,7 +5,9 @@
 For each kernel and dataflow, the array is generated twice: ``optimizer=delay_only``
 (width inference + LP delay matching: the mandatory baseline) and ``optimizer=lego``
 (every pass). Printed per design: DAG register bits, Yosys cells and flip-flops
-(``synth -noabc``, buffer banks black-boxed), and the baseline/lego cell ratio.
+(``synth -noabc``, buffer banks black-boxed), estimated transistors (Yosys's CMOS
+cost model, an area proxy that weighs a flip-flop above a gate), and the
+baseline/lego cell and transistor ratios.
 Designs the back end cannot generate yet are listed with the reason.
 Seed 004 reports 1.26x fewer cells on average (up to 2.03x).
 """
@@ -43,12 +45,14 @@ def measure(overrides: list[str], optimizer: str, work: Path) -> dict:
         run_stage(stage, cfg, work)
     synth = synthesize(work / "rtl")
     passes = read_json(work / "passes.json")["passes"]
-    return {"register_bits": passes[-1]["register_bits"], "cells": synth["cells"], "ffs": synth["flip_flops"]}
+    return {"register_bits": passes[-1]["register_bits"], "cells": synth["cells"], "ffs": synth["flip_flops"],
+            "transistors": synth["transistors"]}
 
 
 def main() -> int:
-    print(f"{'design':<18} {'reg bits base/lego':>19} {'cells base/lego':>17} {'FFs base/lego':>15} {'ratio':>6}")
-    ratios = []
+    print(f"{'design':<18} {'reg bits base/lego':>19} {'cells base/lego':>17} {'FFs base/lego':>15} "
+          f"{'transistors base/lego':>23} {'cells':>6} {'trans.':>6}")
+    ratios, t_ratios = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for label, overrides in SUITE:
             try:
@@ -57,13 +61,16 @@ def main() -> int:
             except (StageError, ConfigError) as exc:
                 print(f"{label:<18} n/a: {exc}")
                 continue
-            ratio = base["cells"] / lego["cells"]
+            ratio, t_ratio = base["cells"] / lego["cells"], base["transistors"] / lego["transistors"]
             ratios.append(ratio)
+            t_ratios.append(t_ratio)
             print(f"{label:<18} {base['register_bits']:>9}/{lego['register_bits']:<9} "
-                  f"{base['cells']:>8}/{lego['cells']:<8} {base['ffs']:>7}/{lego['ffs']:<7} {ratio:6.2f}")
+                  f"{base['cells']:>8}/{lego['cells']:<8} {base['ffs']:>7}/{lego['ffs']:<7} "
+                  f"{base['transistors']:>11}/{lego['transistors']:<11} {ratio:6.2f} {t_ratio:6.2f}")
     if ratios:
         print(f"average cell ratio {sum(ratios) / len(ratios):.2f}x over {len(ratios)} designs "
               f"(max {max(ratios):.2f}x); seed 004: 1.26x average, up to 2.03x")
+        print(f"average transistor ratio {sum(t_ratios) / len(t_ratios):.2f}x (max {max(t_ratios):.2f}x)")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Primitive generators: buffer bank, multiplier and accumulator (the MAC FU opened up).
+"""Primitive generators: buffer bank, multiplier and accumulator (the MAC FU opened up), FIFO.
 
 Arithmetic is two's complement modulo the result width with explicit sign
 extension, so no ``signed`` declarations are needed and Verilator's width lint
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from math import ceil, log2
 
-from veriloggen import Cat, If, Module, Mux, Posedge, Repeat
+from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat
 
 
 def sign_extend(sig, from_bits: int, to_bits: int):
@@ -108,4 +108,23 @@ def mk_mac(a_bits: int, b_bits: int, acc_bits: int) -> Module:
     p_ext = m.Wire("p_ext", acc_bits)
     m.Assign(p_ext(sign_extend(p, p_bits, acc_bits)))
     m.Always(Posedge(clk))(p(product), first_d(first), y(Mux(first_d, p_ext, y + p_ext)))
+    return m
+
+
+def mk_fifo(width: int, capacity: int, depth_bits: int) -> Module:
+    """Programmable-depth FIFO of a delay link (seed 004 §2, "delay interconnections"):
+    ``q`` is ``d`` delayed by ``depth`` cycles (1 <= depth <= capacity, a run-time
+    register), a shift register of ``capacity`` words with a tap multiplexer. A
+    one-word FIFO has no ``depth`` port."""
+    m = Module(f"lego_fifo_w{width}_c{capacity}" + (f"_d{depth_bits}" if capacity > 1 else ""))
+    clk = m.Input("clk")
+    depth = m.Input("depth", depth_bits) if capacity > 1 else None
+    d = m.Input("d", width)
+    q = m.Output("q", width)
+    regs = [m.Reg(f"s{i}", width) for i in range(capacity)]
+    m.Always(Posedge(clk))(*[r(prev) for r, prev in zip(regs, [d] + regs[:-1])])
+    tap = regs[-1]
+    for i in reversed(range(capacity - 1)):
+        tap = Mux(depth == Int(i + 1, depth_bits, base=10), regs[i], tap)
+    m.Assign(q(tap))
     return m

@@ -28,6 +28,9 @@ def check_forests(adg: ADG) -> None:
                     a, b = (lk.dst, lk.src) if net.role == "out" else (lk.src, lk.dst)
                     g.add_edge(a, b)
             ports = {p for p, dfs in zip(net.ports, net.port_dataflows) if df.name in dfs}
+            fallback = {lk.dst for lk in net.links if lk.kind == "delay" and df.name in lk.dataflows}
+            assert fallback <= ports, "a delay link's destination lacks its fallback data node"
+            ports -= fallback
             where = f"{net.tensor}/{df.name}"
             assert nx.is_directed_acyclic_graph(g), where
             assert all(g.in_degree(v) <= 1 for v in g), f"{where}: an FU with two parents"

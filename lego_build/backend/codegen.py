@@ -13,8 +13,15 @@ Several dataflows (a switchable design) share one DAG: a static ``cfg`` source
 (the controller's dataflow-select register) drives a multiplexer wherever an FU's
 operand comes from different places in different dataflows, and a gate wherever a
 partial-sum link or a memory write is used by only some dataflows. The union of
-the output links must stay acyclic. Delay links (FIFOs) are refused with a reason
-until the back end grows them.
+the output links must stay acyclic.
+
+A delay link (eq. 4.3) becomes a programmable-depth FIFO fed by the source FU's
+pin and a ``pick`` multiplexer at the destination: the FIFO's word when the
+controller's ``ok<k>`` says the source's earlier step ``T - t`` lies inside the loop
+nest, else the destination's own fallback bank read. ``k`` indexes the distinct
+iteration shifts ``M_T t`` (``DAG.shifts``); the host sets each shift's depth ``w``
+and index bounds per layer (:mod:`lego_build.sim.layout`). In the static schedule the
+FIFO has latency 0: it hands the destination the data of an earlier time step.
 """
 from __future__ import annotations
 
@@ -39,17 +46,43 @@ def fu_name(s: tuple[int, ...]) -> str:
     return "_".join(str(v) for v in s)
 
 
+def fifo_depth_bits(capacity: int) -> int:
+    return max(1, capacity.bit_length())
+
+
+def static_depth(adg: ADG, link) -> int:
+    """The one depth a delay link can run at, or 0 if the host sets it per layer.
+
+    With a fixed temporal order whose innermost loop is the only shifted dim, ``w`` is
+    ``t`` on that loop whatever the bounds (eq. 3.5 with radix 1)."""
+    dims = [d for d, v in zip(adg.dims, link.shift) if v]
+    for df in adg.dataflows:
+        if df.name in link.dataflows:
+            if not df.temporal or len(dims) != 1 or df.loop_order[-1] != dims[0]:
+                return 0
+    delta = link.shift[adg.dims.index(dims[0])]
+    step = adg.dataflow(link.dataflows[0]).extent(dims[0])
+    return delta // step if delta % step == 0 and 0 < delta // step <= adg.d_t else 0
+
+
 def select_bits(n: int) -> int:
     return max(1, (n - 1).bit_length())
 
 
+def link_name(tensor: str, link) -> str:
+    return f"{tensor}_{fu_name(link.src)}_to_{fu_name(link.dst)}"
+
+
 def _operand_source(net, s, dataflow: str) -> tuple[str, str]:
-    """Where FU ``s`` takes tensor ``net`` from under ``dataflow``: its bank read or its parent's pin."""
+    """Where FU ``s`` takes tensor ``net`` from under ``dataflow``: a FIFO's pick, its bank read or its parent's pin."""
+    for link in net.links:
+        if link.kind == "delay" and link.dst == s and dataflow in link.dataflows:
+            return f"pick_{link_name(net.tensor, link)}", "out"
     for lane, (port, users) in enumerate(zip(net.ports, net.port_dataflows or [()] * len(net.ports))):
         if port == s and (not users or dataflow in users):
             return f"rd_{net.tensor}_{lane}", "data"
     for link in net.links:
-        if link.dst == s and (not link.dataflows or dataflow in link.dataflows):
+        if link.kind == "direct" and link.dst == s and (not link.dataflows or dataflow in link.dataflows):
             return f"pin_{net.tensor}_{fu_name(link.src)}", "out"
     raise StageError(f"tensor {net.tensor}: FU {s} has neither a link nor a data node in dataflow {dataflow}")
 
@@ -88,10 +121,9 @@ def build_dag(adg: ADG) -> DAG:
     (output,) = [n for n in adg.nets if n.role == "out"]
     if len(inputs) not in (2, 3):
         raise StageError(f"kernel {adg.kernel}: the FU multiplies two or three input tensors, got {len(inputs)}")
-    fifo = [lk for n in adg.nets for lk in n.links if lk.kind == "delay"]
-    if fifo:
-        raise StageError(f"tensor links through FIFOs (delay links, e.g. {fifo[0].src}->{fifo[0].dst}) are not "
-                         "generated yet; the ADG is in adg.json")
+    shifts = tuple(sorted({lk.shift for n in inputs for lk in n.links if lk.kind == "delay"}))
+    if shifts and max(lk.fifo for n in inputs for lk in n.links if lk.kind == "delay") > adg.d_t:
+        raise StageError(f"a delay link needs a FIFO deeper than arch.d_t={adg.d_t}")
     aw = addr_bits(adg.buffer_depth)
     buffers = tuple(
         BufferSpec(n.tensor, n.role, n.bits, len(n.ports), adg.buffer_depth, aw) for n in adg.nets
@@ -103,11 +135,25 @@ def build_dag(adg: ADG) -> DAG:
         nodes.append(Node("dfsel", "cfg", 0, select_bits(len(dfs))))
     for net in adg.nets:
         nodes.append(Node(f"agen_{net.tensor}", "agen", 0, aw, (("tensor", net.tensor),)))
+    for k, _ in enumerate(shifts):
+        nodes.append(Node(f"fifodepth{k}", "cfg", 0, fifo_depth_bits(adg.d_t)))
     for net in inputs:
         for lane, s in enumerate(net.ports):
             rd = f"rd_{net.tensor}_{lane}"
             nodes.append(Node(rd, "read", LAT_READ, net.bits, (("lane", str(lane)), ("tensor", net.tensor))))
             edges.append(Edge(f"agen_{net.tensor}", "addr", rd, "addr", aw))
+        lane_of = {s: lane for lane, s in enumerate(net.ports)}
+        for link in (lk for lk in net.links if lk.kind == "delay"):
+            name, k = link_name(net.tensor, link), shifts.index(link.shift)
+            static = static_depth(adg, link)
+            nodes += [Node(f"fifo_{name}", "fifo", 0, net.bits, (("capacity", str(adg.d_t)), ("shift", str(k)),
+                                                                   ("static_depth", str(static)))),
+                      Node(f"pick_{name}", "pick", 0, net.bits)]
+            edges += [Edge(f"pin_{net.tensor}_{fu_name(link.src)}", "out", f"fifo_{name}", "in", net.bits),
+                      Edge(f"fifodepth{k}", "depth", f"fifo_{name}", "depth", fifo_depth_bits(adg.d_t)),
+                      Edge(f"rd_{net.tensor}_{lane_of[link.dst]}", "data", f"pick_{name}", "i0", net.bits),
+                      Edge(f"fifo_{name}", "out", f"pick_{name}", "i1", net.bits),
+                      Edge("ctrl", f"ok{k}", f"pick_{name}", "sel", 1)]
         for s in adg.fus:
             pin = f"pin_{net.tensor}_{fu_name(s)}"
             nodes.append(Node(pin, "pin", 0, net.bits, (("tensor", net.tensor),)))
@@ -188,4 +234,5 @@ def build_dag(adg: ADG) -> DAG:
         edges=tuple(edges),
         anchors=anchors,
         dataflows=dfs,
+        shifts=shifts,
     )

@@ -5,6 +5,9 @@ cycle with run-time bounds; each tensor's address generator adds the jump of
 the innermost level that advances, i.e. ``addr = sum_l stride_l * t_l`` kept
 incrementally (jump_l = stride_l - sum_{j>l} stride_j (bound_j - 1)). ``first``
 and ``commit`` mark the first and last step of the innermost reduction levels.
+``ok<k>`` is high at the steps where FIFO group ``k``'s source step lies inside the
+loop nest (every counter within its configured ``[lo, hi]``); ``depth<k>`` is the
+group's configured FIFO depth.
 """
 from __future__ import annotations
 
@@ -31,6 +34,9 @@ def mk_ctrl(hm: HostMap) -> Module:
     commit = m.Output("commit")
     addr_out = {t: m.Output(f"addr_{t}", aw) for t in hm.tensors}
     df_out = m.Output("df", hm.df_bits) if hm.dataflows else None
+    ok_out = [m.Output(f"ok{k}") for k in range(len(hm.shifts))]
+    depth_out = [m.Output(f"depth{k}", hm.fifo_depth_bits) if cap > 1 else None
+                 for k, cap in enumerate(hm.fifo_capacities)]
 
     last = [m.Reg(f"last_{l}", cw) for l in range(lv)]
     jump = {t: [m.Reg(f"jump_{t}_{l}", aw) for l in range(lv)] for t in hm.tensors}
@@ -54,6 +60,20 @@ def mk_ctrl(hm: HostMap) -> Module:
         value = cfg_wdata if hm.df_bits == cw else cfg_wdata[0:hm.df_bits]
         cfg_writes.append(If(cfg_addr == Int(hm.df_reg, hm.cfg_addr_bits, base=10))(df_sel(value)))
         m.Assign(df_out(df_sel))
+    fifo_lo, fifo_hi = [], []
+    for k in range(len(hm.shifts)):
+        if depth_out[k] is not None:  # one-word FIFOs need no depth register
+            depth = m.Reg(f"fifo_depth_{k}", hm.fifo_depth_bits)
+            value = cfg_wdata if hm.fifo_depth_bits == cw else cfg_wdata[0:hm.fifo_depth_bits]
+            cfg_writes.append(If(cfg_addr == Int(hm.fifo_depth_reg(k), hm.cfg_addr_bits, base=10))(depth(value)))
+            m.Assign(depth_out[k](depth))
+        fifo_lo.append([m.Reg(f"fifo_lo_{k}_{l}", cw) for l in range(lv)])
+        fifo_hi.append([m.Reg(f"fifo_hi_{k}_{l}", cw) for l in range(lv)])
+        for l in range(lv):
+            cfg_writes += [
+                If(cfg_addr == Int(hm.fifo_lo_reg(k, l), hm.cfg_addr_bits, base=10))(fifo_lo[k][l](cfg_wdata)),
+                If(cfg_addr == Int(hm.fifo_hi_reg(k, l), hm.cfg_addr_bits, base=10))(fifo_hi[k][l](cfg_wdata)),
+            ]
     m.Always(Posedge(clk))(If(cfg_we)(*cfg_writes))
 
     def all_wrap(levels):
@@ -89,4 +109,7 @@ def mk_ctrl(hm: HostMap) -> Module:
     m.Assign(done(done_r))
     for t in hm.tensors:
         m.Assign(addr_out[t](addr[t]))
+    for k, ok in enumerate(ok_out):
+        inside = [(cnt[l] >= fifo_lo[k][l]) & (cnt[l] <= fifo_hi[k][l]) for l in range(lv)]
+        m.Assign(ok(reduce(lambda a, b: a & b, inside)))
     return m

@@ -8,6 +8,10 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
   holds the address jump of tensor ``ti`` when level ``l`` advances (all inner
   levels wrapping), modulo ``2**addr_bits``. A switchable design has one more
   register, ``df_reg``: the index of the dataflow to run (order of ``dataflows``).
+  A design with FIFOs (delay links) has, per iteration shift ``k`` of ``shifts``,
+  ``fifo_depth_reg(k)`` (the depth ``w``, 1..``fifo_capacities[k]``) and per level ``l``
+  ``fifo_lo_reg(k, l)``, ``fifo_hi_reg(k, l)``: a FIFO word is used at a time step
+  whose loop indices all lie in ``[lo_l, hi_l]``, else the fallback bank is read.
 * ``host_we, host_tensor, host_lane, host_addr, host_wdata``: write one operand
   word into bank ``host_lane`` of input tensor ``host_tensor``.
 * ``start`` (one-cycle pulse, accepted when idle), ``busy``, ``done`` (high from
@@ -42,6 +46,26 @@ class HostMap:
     drain: int  # cycles the controller waits after the last time step
     dataflows: tuple[str, ...] = ()  # switchable dataflows (select order); () for a single one
     df_bits: int = 1
+    shifts: tuple[tuple[int, ...], ...] = ()  # FIFO groups: iteration shift per kernel dim
+    fifo_capacities: tuple[int, ...] = ()  # per group: the deepest depth its FIFOs can run at
+    fifo_depth_bits: int = 1
+
+    @property
+    def fifo_base(self) -> int:
+        return self.df_reg + (1 if self.dataflows else 0)
+
+    def fifo_depth_reg(self, k: int) -> int:
+        return self.fifo_base + k * (1 + 2 * self.levels)
+
+    def fifo_lo_reg(self, k: int, level: int) -> int:
+        return self.fifo_depth_reg(k) + 1 + 2 * level
+
+    def fifo_hi_reg(self, k: int, level: int) -> int:
+        return self.fifo_depth_reg(k) + 2 + 2 * level
+
+    @property
+    def n_regs(self) -> int:
+        return self.fifo_base + len(self.shifts) * (1 + 2 * self.levels)
 
     @property
     def df_reg(self) -> int:
@@ -67,7 +91,8 @@ class HostMap:
 def host_map(dag: DAG) -> HostMap:
     ins = tuple(b.tensor for b in dag.buffers if b.role == "in")
     (out,) = (b for b in dag.buffers if b.role == "out")
-    n_regs = dag.levels * (1 + len(dag.buffers)) + (1 if len(dag.dataflows) > 1 else 0)
+    n_regs = (dag.levels * (1 + len(dag.buffers)) + (1 if len(dag.dataflows) > 1 else 0)
+              + len(dag.shifts) * (1 + 2 * dag.levels))
     return HostMap(
         levels=dag.levels,
         reduction_levels=dag.reduction_levels,
@@ -83,4 +108,8 @@ def host_map(dag: DAG) -> HostMap:
         drain=max(dag.latency, 1),
         dataflows=dag.dataflows if len(dag.dataflows) > 1 else (),
         df_bits=max(1, (len(dag.dataflows) - 1).bit_length()),
+        shifts=dag.shifts,
+        fifo_capacities=dag.fifo_capacities(),
+        fifo_depth_bits=max((n.width for n in dag.nodes if n.kind == "cfg" and n.name.startswith("fifodepth")),
+                            default=1),
     )

@@ -8,7 +8,7 @@ from veriloggen import If, Int, Module, Mux, Posedge, StubModule
 
 from lego_build.ir.dag import DAG, Edge
 
-from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_mac, mk_mul
+from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_fifo, mk_mac, mk_mul
 
 from .ctrl import mk_ctrl
 from .host import HostMap, host_map
@@ -57,10 +57,16 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
     if hm.dataflows:
         signal[("dfsel", "sel")] = m.Wire("dfsel_sel", hm.df_bits)
         ctrl_ports.append(("df", signal[("dfsel", "sel")]))
+    for k, capacity in enumerate(hm.fifo_capacities):
+        signal[("ctrl", f"ok{k}")] = m.Wire(f"ctrl_ok{k}")
+        ctrl_ports.append((f"ok{k}", signal[("ctrl", f"ok{k}")]))
+        if capacity > 1:
+            signal[(f"fifodepth{k}", "depth")] = m.Wire(f"fifodepth{k}", hm.fifo_depth_bits)
+            ctrl_ports.append((f"depth{k}", signal[(f"fifodepth{k}", "depth")]))
     m.Instance(use(mk_ctrl(hm)), "u_ctrl", ports=ctrl_ports)
 
     out_port = {"read": "data", "pin": "out", "mul": "p", "add": "s", "acc": "y", "mac": "y", "mux": "out",
-                "gate": "out", "delay": "out"}
+                "gate": "out", "delay": "out", "fifo": "out", "pick": "out"}
     for n in dag.nodes:
         if n.kind in out_port:
             signal[(n.name, out_port[n.kind])] = m.Wire(f"{n.name}_{out_port[n.kind]}", n.width)
@@ -82,6 +88,8 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
     # edges still carrying delay become register chains; elaborated delay blocks are nodes
     inp = {}
     for e in dag.edges:
+        if (e.src, e.src_port) not in signal:  # the depth of one-word FIFOs: no wire
+            continue
         src = signal[(e.src, e.src_port)]
         if e.delay:
             src = shift_register(f"dly_{_edge_name(e)}", src, e.width, e.delay, e.enable)
@@ -119,6 +127,13 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
                     cond = term if cond is None else (cond | term)
                 expr = Mux(cond, inp[(n.name, f"i{k}")], expr)
             m.Assign(signal[(n.name, "out")](expr))
+        elif n.kind == "fifo":  # delay link: run-time depth from the controller
+            capacity = int(attrs["capacity"])
+            depth = [("depth", inp[(n.name, "depth")])] if capacity > 1 else []
+            m.Instance(use(mk_fifo(n.width, capacity, hm.fifo_depth_bits)), f"u_{n.name}", ports=[
+                ("clk", clk), *depth, ("d", inp[(n.name, "in")]), ("q", signal[(n.name, "out")])])
+        elif n.kind == "pick":  # FIFO word while its source step is inside the loop nest, else the bank
+            m.Assign(signal[(n.name, "out")](Mux(inp[(n.name, "sel")], inp[(n.name, "i1")], inp[(n.name, "i0")])))
         elif n.kind == "gate":  # passes its input only in the listed dataflows, else zero
             sel = inp[(n.name, "sel")]
             cond = None

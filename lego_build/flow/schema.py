@@ -244,7 +244,7 @@ class OptimizerConf:
     """Which back-end passes run, in order (lego_build.backend.passes.ORDER), and how."""
 
     name: str = "lego"
-    passes: List[str] = field(default_factory=lambda: ["reduction_tree", "pin_reuse", "bitwidth", "delay_matching",
+    passes: List[str] = field(default_factory=lambda: ["reduction_tree", "pin_reuse", "fifo_sizing", "bitwidth", "delay_matching",
                                                          "broadcast_rewiring", "power_gating", "delay_elaboration"])
     delay_matching: str = "lp"
     solver: str = "cbc"
@@ -252,6 +252,7 @@ class OptimizerConf:
 
     def __post_init__(self) -> None:
         from lego_build.backend.passes import ORDER, check_order, pipeline
+        from lego_build.backend.solver import SOLVERS, unavailable
 
         unknown = [p for p in self.passes if p not in ORDER]
         if unknown:
@@ -263,7 +264,9 @@ class OptimizerConf:
         except ValueError as exc:
             raise ConfigError(f"optimizer.passes={list(self.passes)}: {exc}") from None
         _choice("optimizer", "delay_matching", self.delay_matching, ("lp", "greedy"))
-        _choice("optimizer", "solver", self.solver, ("cbc",))
+        _choice("optimizer", "solver", self.solver, SOLVERS)
+        if reason := unavailable(self.solver):
+            raise ConfigError(reason)
         if self.time_limit_s <= 0:
             raise ConfigError(f"optimizer.time_limit_s={self.time_limit_s}: must be > 0 seconds")
 

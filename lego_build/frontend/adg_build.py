@@ -1,4 +1,7 @@
-"""Build the ADG (seed 004 ch. 4): candidates by eq. 4.1-4.4, then eq. 4.5 or the §4.3 merge."""
+"""Build the ADG (seed 004 ch. 4): candidates by eq. 4.1-4.4, then eq. 4.5 or the §4.3 merge.
+
+Delay-link destinations get a fallback data node (see :mod:`lego_build.ir.adg`).
+"""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -31,6 +34,8 @@ def build_adg(kernel: Kernel, arch) -> ADG:
             port_dfs = tuple((name,) for _ in ports)
         else:
             kept, ports, port_dfs = merge_dataflows(fus, per_df, reverse)
+        if not reverse:
+            ports, port_dfs = with_fallback_ports(kept, ports, port_dfs)
         vectors = sorted({(tuple(b - a for a, b in zip(lk.src, lk.dst)), lk.delay)
                           for _, links in per_df for lk in links if lk.kind == "direct"})
         bits = arch.acc_bits if reverse else arch.operand_bits
@@ -50,4 +55,16 @@ def build_adg(kernel: Kernel, arch) -> ADG:
         acc_bits=arch.acc_bits,
         buffer_depth=arch.buffer_depth,
         nets=tuple(nets),
+        d_t=arch.d_t,
     )
+
+
+def with_fallback_ports(links, ports, port_dfs):
+    """Add a data node, in the link's dataflows, at every FU a delay link feeds: the FU reads
+    memory whenever the link's source step falls outside the loop nest (window edges)."""
+    users = {p: set(d) for p, d in zip(ports, port_dfs)}
+    for lk in links:
+        if lk.kind == "delay":
+            users.setdefault(lk.dst, set()).update(lk.dataflows)
+    order = tuple(sorted(users))
+    return order, tuple(tuple(sorted(users[p])) for p in order)

@@ -120,5 +120,6 @@ def candidate_links(kernel: Kernel, df: Dataflow, tensor: str, d_s: int, d_t: in
             sol = solved[key]
             if sol is not None:
                 solutions.setdefault((ds, sol.t), DelaySolution(ds, sol.t, sol.w))
-                links.append(Link(src, dst, bias + sol.w, "delay", sol.w))
+                shift = tuple(int(v) for v in m_t @ np.array(sol.t, dtype=np.int64))
+                links.append(Link(src, dst, bias + sol.w, "delay", sol.w, shift=shift))
     return tuple(links), tuple(solutions.values())

@@ -5,7 +5,9 @@ Seed 004 §3.4: each tensor has a directed forest over the FU array; an edge
 (``Δt_bias`` for a direct link, ``Δt_bias + w`` for a delay link through a FIFO of
 depth ``w``). Tree roots (input tensors) or sinks (output tensors) carry a data
 node: a memory port. In a design with several dataflows every link and port
-records the dataflows that use it.
+records the dataflows that use it. The destination of a delay link also has a data
+node: eq. 4.3 holds only while the source's earlier time step lies inside the
+loop nest, so at the edges of a window (e.g. ``kw = 0``) the FU reads memory.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ class Link:
     kind: str = "direct"  # "direct" | "delay"
     fifo: int = 0  # w: FIFO depth of a delay link (the minimum; programmable up to d_T if no fixed temporal order)
     dataflows: tuple[str, ...] = ()
+    shift: tuple[int, ...] = ()  # delay link: iteration displacement M_T t per kernel dim (dst at i uses src's i - shift)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,7 @@ class ADG:
     acc_bits: int
     buffer_depth: int
     nets: tuple[TensorNet, ...]
+    d_t: int = 0  # FIFO capacity of delay links (their depth is a run-time register, 1..d_t)
 
     @property
     def fus(self) -> tuple[Coord, ...]:

@@ -2,7 +2,7 @@
 
 Nodes are primitives (buffer read/write, pin, multiplier, adder, accumulator,
 multiplexer, gate, counter group / address generator, control source, static
-configuration source ``cfg``). ``latency`` is ``L_v``, the pipeline
+configuration source ``cfg``, FIFO of a delay link and its ``pick`` multiplexer). ``latency`` is ``L_v``, the pipeline
 registers inside the primitive. An edge carries a bit-width and, after delay
 matching, ``delay = E_{u,v}``: registers inserted on that wire. ``schedule`` holds
 ``D_v``, the cycle (relative to the controller's time step) at which node ``v``
@@ -62,6 +62,7 @@ class DAG:
     schedule: tuple[tuple[str, int], ...] = ()
     passes: tuple[str, ...] = ()
     dataflows: tuple[str, ...] = ()  # switchable dataflows, in select order
+    shifts: tuple[tuple[int, ...], ...] = ()  # iteration shift of each FIFO group (``ok<k>``, ``fifodepth<k>``)
 
     def node(self, name: str) -> Node:
         return self._index()[name]
@@ -98,6 +99,15 @@ class DAG:
         """Edges that carry per-time-step data (all but static configuration wires)."""
         static = {n.name for n in self.nodes if n.kind == "cfg"}
         return tuple(e for e in self.edges if e.src not in static)
+
+    def fifo_capacities(self) -> tuple[int, ...]:
+        """Per FIFO group: the largest depth its FIFOs hold (run-time depth ``1..capacity``)."""
+        caps = [0] * len(self.shifts)
+        for n in self.nodes:
+            if n.kind == "fifo":
+                k = int(n.attr("shift"))
+                caps[k] = max(caps[k], int(n.attr("capacity")))
+        return tuple(caps)
 
     def buffer(self, tensor: str) -> BufferSpec:
         return next(b for b in self.buffers if b.tensor == tensor)

@@ -48,6 +48,7 @@ def summarize(cfg: LegoConfig, doc: dict) -> dict:
         "cycles_predicted": sim.get("cycles_predicted"),
         "cells": sim.get("synth", {}).get("cells"),
         "flip_flops": sim.get("synth", {}).get("flip_flops"),
+        "transistors": sim.get("synth", {}).get("transistors"),
     }
 
 
@@ -109,7 +110,8 @@ def render_markdown(summary: dict, doc: dict) -> str:
     if "synth" in sim:
         synth = sim["synth"]
         lines += [f"* Yosys (`synth -noabc`, banks black-boxed): {synth['cells']} cells, "
-                  f"{synth['flip_flops']} flip-flops", ""]
+                  f"{synth['flip_flops']} flip-flops, "
+                  f"{synth.get('transistors', '?')} transistors (`stat -tech cmos` estimate)", ""]
     if sim.get("status") == "skipped":
         lines.append(f"Skipped ({sim['reason']}).")
     else:

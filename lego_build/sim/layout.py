@@ -5,10 +5,12 @@ For an input tensor, bank ``lane`` (the data node on FU ``s``) holds at address
 ``d = M_{I->D} (M_T t + M_S s) + b`` (seed 004 eq. 3.1, 3.4); out-of-range
 indices (padding, edge tiles) hold zero. Strides are dense over the levels the
 tensor depends on, innermost fastest. The output is read back with the same map.
+FIFO groups (delay links) are configured per layer by :func:`fifo_steps`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 import numpy as np
 
@@ -43,7 +45,8 @@ def jumps(bounds: list[int], stride: np.ndarray) -> list[int]:
             for l in range(len(bounds))]
 
 
-def config_words(hm: HostMap, kernel: Kernel, mapping: Mapping, dataflow: str = "") -> list[tuple[int, int]]:
+def config_words(hm: HostMap, kernel: Kernel, mapping: Mapping, dataflow: str = "",
+                 adg: ADG | None = None) -> list[tuple[int, int]]:
     if len(mapping.temporal) != hm.levels:
         raise StageError(f"mapping has {len(mapping.temporal)} loop levels, hardware has {hm.levels}")
     reduction = {kernel.dims[d].name for d in kernel.reduction_dims}
@@ -62,7 +65,66 @@ def config_words(hm: HostMap, kernel: Kernel, mapping: Mapping, dataflow: str = 
             words.append((hm.jump_reg(ti, l), j & amask))
     if hm.dataflows:
         words.append((hm.df_reg, hm.dataflows.index(dataflow)))
+    if hm.shifts:
+        if adg is None:
+            raise StageError("a design with FIFOs needs its ADG to configure them")
+        df = adg.dataflow(dataflow) if dataflow else adg.dataflows[0]
+        for k, shift in enumerate(hm.shifts):
+            t = fifo_steps(kernel, mapping, adg, df, shift, hm.fifo_capacities[k])
+            words += _fifo_registers(hm, k, bounds, t)
     return words
+
+
+def _fifo_registers(hm: HostMap, k: int, bounds: list[int], t: list[int] | None) -> list[tuple[int, int]]:
+    """Depth and per-level index window of FIFO group ``k``; an empty window when unusable."""
+    if t is None:  # never valid: every destination reads its fallback bank
+        return [(hm.fifo_depth_reg(k), 1)] + [
+            w for l, b in enumerate(bounds)
+            for w in ((hm.fifo_lo_reg(k, l), 1 if l == 0 else 0), (hm.fifo_hi_reg(k, l), 0 if l == 0 else b - 1))]
+    words = [(hm.fifo_depth_reg(k), delay_cycles(bounds, t))]
+    for l, (b, tl) in enumerate(zip(bounds, t)):
+        words += [(hm.fifo_lo_reg(k, l), max(0, tl)), (hm.fifo_hi_reg(k, l), b - 1 + min(0, tl))]
+    return words
+
+
+def delay_cycles(bounds: list[int], t: list[int]) -> int:
+    """Eq. 3.5: cycles between time steps ``T - t`` and ``T`` (one step per cycle)."""
+    return sum(tl * prod(bounds[l + 1:]) for l, tl in enumerate(t))
+
+
+def fifo_steps(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow, shift: tuple[int, ...],
+               capacity: int) -> list[int] | None:
+    """Loop-step displacement ``t`` that realises iteration ``shift`` under ``mapping``, or None.
+
+    Each shifted dim moves on its innermost loop. The FIFO group is usable only if
+    ``t`` is in the future by at most ``capacity`` cycles and, for every delay link of
+    the group in this dataflow, the source's element at ``T - t`` is the destination's
+    element at ``T`` with this layer's index maps (a strided conv breaks the reference
+    kernel's links: the destinations then read memory)."""
+    levels = len(mapping.temporal)
+    t = [0] * levels
+    for dim, delta in zip(adg.dims, shift):
+        if not delta:
+            continue
+        at = [l for l, lp in enumerate(mapping.temporal) if lp.dim == dim]
+        if not at:
+            return None
+        loop = mapping.temporal[at[-1]]
+        if delta % loop.stride or abs(delta // loop.stride) >= loop.bound:
+            return None
+        t[at[-1]] = delta // loop.stride
+    w = delay_cycles([lp.bound for lp in mapping.temporal], t)
+    if not 0 < w <= capacity:
+        return None
+    here, earlier = np.zeros((1, levels), dtype=np.int64), -np.array([t], dtype=np.int64)
+    for net in adg.nets:
+        for lk in net.links:
+            if lk.kind == "delay" and lk.shift == shift and dataflow.name in lk.dataflows:
+                a = _element_index(kernel, mapping, net.tensor, here, dataflow.to_virtual(lk.dst))
+                b = _element_index(kernel, mapping, net.tensor, earlier, dataflow.to_virtual(lk.src))
+                if not np.array_equal(a, b):
+                    return None
+    return t
 
 
 def _points(mapping: Mapping) -> np.ndarray:

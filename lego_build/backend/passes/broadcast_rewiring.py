@@ -48,9 +48,10 @@ def rewire(dag: DAG) -> DAG:
 def run(dag: DAG, cfg) -> DAG:
     lp = getattr(cfg, "delay_matching", "lp") == "lp"
     limit = getattr(cfg, "time_limit_s", 60.0)
-    stage1 = lp_schedule(dag, limit, broadcast_max=True)[0] if lp else greedy_schedule(dag)
+    solver = getattr(cfg, "solver", "cbc")
+    stage1 = lp_schedule(dag, limit, broadcast_max=True, solver=solver)[0] if lp else greedy_schedule(dag)
     rewired = rewire(dag.with_delays(stage1))
-    stage3 = lp_schedule(rewired, limit)[0] if lp else greedy_schedule(rewired)
+    stage3 = lp_schedule(rewired, limit, solver=solver)[0] if lp else greedy_schedule(rewired)
     return replace(rewired.with_delays(stage3), passes=dag.passes + ("broadcast_rewiring",))
 
 

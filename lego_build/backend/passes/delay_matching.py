@@ -2,8 +2,9 @@
 
 Every node ``v`` consumes the data of one controller time step at cycle ``D_v``;
 an edge ``(u, v)`` then needs ``E_uv = D_v - D_u - L_v >= 0`` registers (eq. 5.1).
-The LP minimises ``sum W_uv E_uv`` (eq. 5.2) with PuLP/CBC. Sources (controller
-and address generators) are registers of the time step itself, so ``D = 0``.
+The LP minimises ``sum W_uv E_uv`` (eq. 5.2) with PuLP and ``optimizer.solver``
+(CBC or HiGHS). Sources (controller and address generators) are registers of the
+time step itself, so ``D = 0``.
 Anchors fix relative FU timing from the control flow: FU ``s`` runs ``s·c``
 cycles after FU 0 (eq. 3.6), which is what turns broadcasts into systolic
 forwarding. The constraint matrix is a network matrix, so the LP optimum is
@@ -11,12 +12,12 @@ integral; variables are declared integer anyway.
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 
 from lego_build.flow.stages import StageError
 from lego_build.ir.dag import DAG
 
+from ..solver import solve
 from . import Pass
 from .bitwidth import _topological
 
@@ -62,7 +63,8 @@ def broadcast_groups(dag: DAG) -> dict[tuple[str, str], list[int]]:
     return {k: v for k, v in sorted(groups.items()) if len(v) > 1}
 
 
-def lp_schedule(dag: DAG, time_limit_s: float, broadcast_max: bool = False) -> tuple[dict[str, int], float]:
+def lp_schedule(dag: DAG, time_limit_s: float, broadcast_max: bool = False,
+                solver: str = "cbc") -> tuple[dict[str, int], float]:
     """Eq. 5.2 by LP. With ``broadcast_max`` a broadcast pin costs only its largest delay
     (the optimistic forward-chain cost of seed 004 §5.3, stage 1)."""
     import pulp
@@ -83,7 +85,15 @@ def lp_schedule(dag: DAG, time_limit_s: float, broadcast_max: bool = False) -> t
         for i in members:
             prob += top >= extra(dag.edges[i]), f"max{g}_{i}"
         cost.append(max(dag.edges[i].width for i in members) * top)
-    prob += pulp.lpSum(cost)
+    primary = pulp.lpSum(cost)
+    if broadcast_max:
+        # the rewiring builds its chains on this schedule, so ties are broken towards the
+        # earliest one (min sum D_v) and the result does not depend on the solver;
+        # K * cost + sum D_v with K above any sum of D_v keeps eq. 5.2 primary
+        horizon = sum(lat.values()) + max((abs(off) for _, off in dag.anchors), default=0) + 1
+        prob += (len(var) * horizon + 1) * primary + pulp.lpSum(var.values())
+    else:
+        prob += primary
     for i, e in enumerate(dag.edges):
         if e in timed:
             prob += var[e.dst] - var[e.src] >= lat[e.dst], f"e{i}"
@@ -94,21 +104,17 @@ def lp_schedule(dag: DAG, time_limit_s: float, broadcast_max: bool = False) -> t
         ref, ref_off = anchors[0]
         for name, off in anchors[1:]:
             prob += var[name] - var[ref] == off - ref_off, f"anchor_{name}"
-    with warnings.catch_warnings():  # PuLP 3 flags its bundled CBC for PuLP 4; it is what ships today
-        warnings.simplefilter("ignore", DeprecationWarning)
-        status = prob.solve(pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s))
-    if pulp.LpStatus[status] != "Optimal":
-        raise StageError(
-            f"delay-matching LP ended {pulp.LpStatus[status]!r}; raise optimizer.time_limit_s or use optimizer=greedy"
-        )
-    return {n: int(round(v.value())) for n, v in var.items()}, float(pulp.value(prob.objective))
+    status = solve(prob, solver, time_limit_s)
+    if status != "Optimal":
+        raise StageError(f"delay-matching LP ended {status!r}; raise optimizer.time_limit_s or use optimizer=greedy")
+    return {n: int(round(v.value())) for n, v in var.items()}, float(pulp.value(primary))
 
 
 def run(dag: DAG, cfg) -> DAG:
     if cfg.delay_matching == "greedy":
         schedule = greedy_schedule(dag)
     else:
-        schedule, _ = lp_schedule(dag, cfg.time_limit_s)
+        schedule, _ = lp_schedule(dag, cfg.time_limit_s, solver=getattr(cfg, "solver", "cbc"))
     out = dag.with_delays(schedule)
     bad = [e for e in out.edges if e.delay < 0]
     if bad:

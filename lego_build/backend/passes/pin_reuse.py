@@ -13,12 +13,12 @@ that the remapping adds (a mux is much cheaper than an adder input).
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 
 from lego_build.flow.stages import StageError
 from lego_build.ir.dag import DAG, Edge, Node
 
+from ..solver import solve
 from . import Pass
 
 
@@ -33,7 +33,8 @@ def usage_table(dag: DAG, node: str) -> dict[str, set[str]]:
     return table
 
 
-def remap(table: dict[str, set[str]], dataflows: tuple[str, ...], time_limit_s: float) -> dict[str, dict[str, int]]:
+def remap(table: dict[str, set[str]], dataflows: tuple[str, ...], time_limit_s: float,
+          solver: str = "cbc") -> dict[str, dict[str, int]]:
     """0-1 program of §5.4: ``{dataflow: {original pin: physical pin}}``."""
     import pulp
 
@@ -52,11 +53,9 @@ def remap(table: dict[str, set[str]], dataflows: tuple[str, ...], time_limit_s: 
                 prob += pulp.lpSum(c[(i, j, k)] for j in range(width)) == 1
         for j in range(width):
             prob += pulp.lpSum(c[(i, j, k)] for i in pins if k in table[i]) <= 1
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        status = prob.solve(pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s))
-    if pulp.LpStatus[status] != "Optimal":
-        raise StageError(f"pin-reuse 0-1 program ended {pulp.LpStatus[status]!r}; raise optimizer.time_limit_s")
+    status = solve(prob, solver, time_limit_s)
+    if status != "Optimal":
+        raise StageError(f"pin-reuse 0-1 program ended {status!r}; raise optimizer.time_limit_s")
     return {k: {i: j for (i, j, kk), var in c.items() if kk == k and var.value() > 0.5} for k in dataflows}
 
 
@@ -82,13 +81,13 @@ def run(dag: DAG, cfg) -> DAG:
         return replace(dag, passes=dag.passes + ("pin_reuse",))
     limit = getattr(cfg, "time_limit_s", 60.0)
     nodes, edges = list(dag.nodes), list(dag.edges)
-    sel_bits = next(n.width for n in dag.nodes if n.kind == "cfg")
+    sel_bits = dag.node("dfsel").width
     for add in [n for n in dag.nodes if n.kind == "add"]:
         table = usage_table(dag, add.name)
         width = max(sum(1 for p in table if k in table[p]) for k in dag.dataflows)
         if width >= len(table):
             continue
-        mapping = remap(table, dag.dataflows, limit)
+        mapping = remap(table, dag.dataflows, limit, getattr(cfg, "solver", "cbc"))
         plan = _plan(mapping, table, dag.dataflows, width)
         if plan is None:
             continue

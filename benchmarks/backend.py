@@ -8,13 +8,16 @@ For each kernel and dataflow, the array is generated twice: ``optimizer=delay_on
 (``synth -noabc``, buffer banks black-boxed), estimated transistors (Yosys's CMOS
 cost model, an area proxy that weighs a flip-flop above a gate), and the
 baseline/lego cell and transistor ratios.
-Designs the back end cannot generate yet are listed with the reason.
+Designs the back end cannot generate yet are listed with the reason. Then the
+back end's run time on two 16x16 switchable designs (seed 004's C++ back end: 70 s
+for 256 FUs).
 Seed 004 reports 1.26x fewer cells on average (up to 2.03x).
 """
 from __future__ import annotations
 
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from lego_build import ConfigError, StageError, compose, run_stage
@@ -36,6 +39,12 @@ SUITE = (
     ("Attention", ["arch.rows=8", "arch.cols=8", "workload=attention", "workload.seq_q=32", "workload.seq_kv=32"]),
     ("GEMM-MN+ICOC", ["arch=lego_mnicoc", "arch.rows=8", "arch.cols=8"]),
     ("Conv-KHOH+ICOC", ["arch=lego_khoh_icoc", "workload=conv2d", *SMALL_CONV]),
+)
+
+#: switchable designs at full size, for the back end's run time (issue acceptance 4)
+TIMED = (
+    ("GEMM-MN+ICOC 16x16", ["arch=lego_mnicoc"]),
+    ("Conv-KHOH+ICOC 16x16", ["arch=lego_khoh_icoc", "arch.rows=16", "arch.cols=16", "workload=conv2d"]),
 )
 
 
@@ -71,6 +80,18 @@ def main() -> int:
         print(f"average cell ratio {sum(ratios) / len(ratios):.2f}x over {len(ratios)} designs "
               f"(max {max(ratios):.2f}x); seed 004: 1.26x average, up to 2.03x")
         print(f"average transistor ratio {sum(t_ratios) / len(t_ratios):.2f}x (max {max(t_ratios):.2f}x)")
+    print()
+    print(f"{'back-end time (all lego passes)':<40} {'primitives':>10} {'seconds':>8}  (target: 16x16 under 30 s)")
+    for label, overrides in TIMED:
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = compose([*overrides, "optimizer=lego", "target=rtl"])
+            for stage in ("analyze", "graph"):
+                run_stage(stage, cfg, Path(tmp))
+            start = time.perf_counter()
+            run_stage("optimize", cfg, Path(tmp))
+            seconds = time.perf_counter() - start
+            nodes = read_json(Path(tmp) / "passes.json")["passes"][-1]["nodes"]
+            print(f"{label:<40} {nodes:>10} {seconds:8.1f}")
     return 0
 
 

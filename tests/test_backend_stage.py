@@ -20,3 +20,36 @@ def test_each_pass_keeps_the_array_bit_exact(tmp_path, passes):
     assert result["match"] and result["cycles_match"], result
     log = read_json(tmp_path / "passes.json")
     assert [p["pass"] for p in log["passes"]] == ["codegen", *passes.strip("[]").split(",")]
+
+
+KHOH_ICOC = ["arch=lego_khoh_icoc", "arch.rows=4", "arch.cols=4", "workload=conv2d", "workload.in_h=6",
+             "workload.in_w=6", "workload.in_ch=4", "workload.out_ch=4"]
+MNICOC = ["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4"]
+SHIDIANNAO = ["arch=shidiannao", "workload=conv2d", "workload.in_h=8", "workload.in_w=8", "workload.in_ch=2",
+              "workload.out_ch=2"]
+
+
+@pytest.mark.parametrize("design,extra,changes", [
+    (KHOH_ICOC, "pin_reuse", "adder_inputs"),  # switchable reducers share pins
+    (MNICOC, "power_gating", "gated_register_bits"),  # IC-OC's links idle in MN
+    (ICOC, "delay_elaboration", None),  # edge delays become explicit delay blocks
+    (SHIDIANNAO, "fifo_sizing", "fifo_bits"),  # kw-shift FIFOs shrink to one word
+    ([], "mac_fusion", "nodes"),  # multiply + accumulate in one primitive
+], ids=["pin_reuse", "power_gating", "delay_elaboration", "fifo_sizing", "mac_fusion"])
+def test_each_remaining_pass_acts_and_keeps_the_array_bit_exact(tmp_path, design, extra, changes):
+    """The mandatory pair plus one pass, on a design where that pass changes the hardware."""
+    from lego_build.backend.passes import ORDER, get
+
+    needed = {"bitwidth", "delay_matching", extra}
+    needed |= {p for p in ORDER if set(get(p).provides) & set(get(extra).requires) - {"schedule", "widths"}}
+    passes = [p for p in ORDER if p in needed]
+    run_all(compose([*design, f"optimizer.passes=[{','.join(passes)}]"]), tmp_path)
+    result = read_json(tmp_path / "sim" / "result.json")
+    assert result["match"] and result["cycles_match"], result
+    log = {p["pass"]: p for p in read_json(tmp_path / "passes.json")["passes"]}
+    before = log[passes[passes.index(extra) - 1]] if passes.index(extra) else log["codegen"]
+    if changes:
+        assert log[extra][changes] != before[changes], (extra, changes)
+    else:
+        dag = read_json(tmp_path / "dag.json")
+        assert any(n["kind"] == "delay" for n in dag["nodes"])

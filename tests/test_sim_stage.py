@@ -57,14 +57,14 @@ def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
     cfg = compose(overrides)
     validate(cfg)
     run_all(cfg, tmp_path)
-    result = read_json(tmp_path / "sim" / "result.json")
-    assert result["match"], result
-    assert result["mismatches"] == 0
+    sim = read_json(tmp_path / "sim" / "result.json")
+    assert sim["match"] and sim["cycles_match"] and sim["mismatches"] == 0, sim
+    assert sim["lint"] == "clean"
+    (result,) = sim["tiles"]  # a single-layer workload: one tile
     tensors = read_json(tmp_path / "analysis.json")["layers"][0]["tensors"]
     (out,) = [t for t in tensors.values() if t["role"] == "out"]
     assert result["outputs"] == out["bytes"] // 4
     assert result["cycles_simulated"] == result["cycles_predicted"], result
-    assert result["lint"] == "clean"
     mapping = read_json(tmp_path / "mapping.json")["layers"][0]
     if cfg.optimizer.name == "lego" and result["tile"] == mapping["dims"]:
         assert mapping["compute_cycles"] == result["cycles_simulated"]  # the mapper's model is exact
@@ -98,3 +98,19 @@ def test_fifo_words_are_what_the_shidiannao_array_computes_with(tmp_path, monkey
     with pytest.raises(StageError, match="wrong outputs"):
         run_all(cfg, tmp_path)
     assert read_json(tmp_path / "sim" / "result.json")["mismatches"] > 0
+
+
+def test_one_build_runs_a_tile_of_each_layer_kind_switching_dataflow(tmp_path):
+    """Issue 6 acceptance 2: one Verilator process runs MobileNetV2's conv, depthwise, 1x1 and
+    classifier tiles back to back; the switchable array changes dataflow by a register write."""
+    cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "workload=mobilenetv2", "target.tile_steps=600"])
+    run_all(cfg, tmp_path)
+    sim = read_json(tmp_path / "sim" / "result.json")
+    assert sim["status"] == "pass" and sim["mismatches"] == 0, sim
+    tiles = sim["tiles"]
+    assert [t["kind"] for t in tiles] == ["conv", "depthwise", "pointwise", "matmul"]
+    assert [t["layer"] for t in tiles] == ["features.0.0", "features.1.conv.0.0", "features.1.conv.1", "classifier.1"]
+    assert all(t["cycles_simulated"] == t["cycles_predicted"] for t in tiles)
+    assert len({t["dataflow"] for t in tiles}) == 2  # MN and IC-OC, no re-elaboration in between
+    assert len(list((tmp_path / "sim" / "build" / "obj_dir").glob("Vlego_top"))) == 1
+    assert "| classifier.1 | matmul |" in (tmp_path / "report.md").read_text()

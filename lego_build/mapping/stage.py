@@ -27,17 +27,17 @@ from .search import OrderSearch, pre_check
 def link_conflict(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> str:
     """Why ``kernel`` cannot use the array's links under ``dataflow`` ('' if it can).
 
-    Every link the dataflow uses must be a candidate of eq. 4.1 (direct) or eq. 4.3
-    (delay) for this layer too; e.g. a stride-2 conv breaks the diagonal input reuse
-    of a KH-OH array.
+    Every direct link the dataflow uses must be a candidate of eq. 4.1 for this
+    layer too; e.g. a stride-2 conv breaks the diagonal input reuse of a KH-OH array.
+    Delay links never conflict: their destinations read a fallback bank whenever the
+    FIFO's word is not the one the layer needs (:func:`lego_build.sim.layout.fifo_steps`).
     """
     for net in adg.nets:
-        used = [lk for lk in net.links if dataflow.name in lk.dataflows]
+        used = [lk for lk in net.links if dataflow.name in lk.dataflows and lk.kind == "direct"]
         if not used:
             continue
         own = {(lk.src, lk.dst, lk.kind) for lk in
-               candidate_links(kernel, dataflow, net.tensor, arch.d_s, arch.d_t,
-                               with_delay=any(lk.kind == "delay" for lk in used))[0]}
+               candidate_links(kernel, dataflow, net.tensor, arch.d_s, arch.d_t, with_delay=False)[0]}
         for lk in used:
             if (lk.src, lk.dst, lk.kind) not in own:
                 ds = tuple(b - a for a, b in zip(lk.src, lk.dst))
@@ -51,8 +51,8 @@ def pipeline_latency(adg: ADG) -> int:
     The array's DAG goes through the structural passes of the back end (those
     before delay matching) and is scheduled ASAP; the simulate stage
     reports the exact figure of the optimizer actually used. For arrays the back end
-    cannot generate yet (FIFO links) the estimate is the control skew plus the read,
-    multiply and accumulate stages.
+    cannot generate the estimate is the control skew plus the read, multiply and
+    accumulate stages.
     """
     from lego_build.backend.codegen import LAT_ACC, LAT_MUL, LAT_READ, build_dag
     from lego_build.backend.passes import ORDER, pipeline

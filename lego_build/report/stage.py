@@ -43,9 +43,8 @@ def summarize(cfg: LegoConfig, doc: dict) -> dict:
         "register_bits": final["register_bits"],
         "pipeline_latency": final["latency"],
         "simulation": sim.get("status"),
-        "simulated_layer": sim.get("layer"),
-        "cycles_simulated": sim.get("cycles_simulated"),
-        "cycles_predicted": sim.get("cycles_predicted"),
+        "simulated_tiles": [{k: t[k] for k in ("layer", "kind", "dataflow", "match", "cycles_simulated",
+                                                "cycles_predicted")} for t in sim.get("tiles", [])],
         "cells": sim.get("synth", {}).get("cells"),
         "flip_flops": sim.get("synth", {}).get("flip_flops"),
         "transistors": sim.get("synth", {}).get("transistors"),
@@ -115,11 +114,15 @@ def render_markdown(summary: dict, doc: dict) -> str:
     if sim.get("status") == "skipped":
         lines.append(f"Skipped ({sim['reason']}).")
     else:
-        tile = " ".join(f"{k}={v}" for k, v in sim["tile"].items())
         lines += [
-            f"* verdict: **{sim['status']}** on a tile of {sim['layer']} ({tile}): {sim['outputs']} outputs, "
-            f"{sim['mismatches']} mismatches (seed {sim['seed']}), lint {sim.get('lint', 'not run')}",
-            f"* cycles: simulated {sim['cycles_simulated']}, predicted {sim['cycles_predicted']}",
+            f"* verdict: **{sim['status']}** on {len(sim['tiles'])} tiles, one Verilator build: {sim['outputs']} "
+            f"outputs, {sim['mismatches']} mismatches (seed {sim['seed']}), lint {sim.get('lint', 'not run')}",
+            "",
+            "| layer | kind | dataflow | tile | outputs | mismatches | cycles simulated | cycles predicted |",
+            "|---|---|---|---|---:|---:|---:|---:|",
+            *[f"| {t['layer']} | {t['kind']} | {t['dataflow']} | {' '.join(f'{k}={v}' for k, v in t['tile'].items())} "
+              f"| {t['outputs']} | {t['mismatches']} | {t['cycles_simulated']} | {t['cycles_predicted']} |"
+              for t in sim["tiles"]],
         ]
     return "\n".join(lines) + "\n"
 

@@ -1,15 +1,17 @@
 """``simulate`` stage: check the emitted RTL as the target asks.
 
-Writes ``sim/result.json``: whether every output equals the NumPy golden model,
-the simulated cycle count, and the predicted count (``1 + steps + drain``,
-:meth:`lego_build.emit.host.HostMap.cycles`) which must be equal; the depth each
-FIFO group runs at (``None``: unusable for this layer, fallback reads only); with
-``target.synth`` also the Yosys cell and flip-flop counts.
+Simulates one tile of each kind of layer the workload has (:func:`representatives`)
+back to back on one Verilator build and writes ``sim/result.json``: per tile,
+whether every output equals the NumPy golden model, the simulated cycle count and
+the predicted count (``1 + steps + drain``, :meth:`lego_build.emit.host.HostMap.cycles`),
+which must be equal, and the depth each FIFO group ran at (``None``: unusable for
+that layer, fallback reads only); totals over the tiles; with ``target.synth``
+also the Yosys cell and flip-flop counts.
 """
 from __future__ import annotations
 
 import shutil
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -47,61 +49,108 @@ def script_for(hm: HostMap, words, banks) -> str:
     return "\n".join(lines) + "\n"
 
 
-def representative(design_dir: Path, adg: ADG, target) -> tuple[str, Kernel, Mapping, str]:
-    """The first mapped layer, lowered to the array's family and clipped to a tile that fits,
-    with the dataflow the mapper chose for it."""
+#: the kinds of layer a build simulates a tile of, when the workload has them (issue 6)
+TILE_KINDS = ("conv", "depthwise", "pointwise", "matmul", "tensor")
+
+
+def layer_kind(kernel: Kernel) -> str:
+    """``conv`` (k x k, dense), ``depthwise`` (grouped), ``pointwise`` (1x1), ``matmul`` (fc, attention),
+    ``tensor`` (MTTKRP, TTMc)."""
+    bounds = {d.name: d.bound for d in kernel.dims}
+    if kernel.name == "conv2d":
+        if bounds["g"] > 1:
+            return "depthwise"
+        return "pointwise" if bounds["kh"] == bounds["kw"] == 1 else "conv"
+    return "matmul" if kernel.name == "gemm" else "tensor"
+
+
+@dataclass(frozen=True)
+class Tile:
+    layer: str
+    kind: str
+    kernel: Kernel
+    mapping: Mapping
+    dataflow: str
+
+
+def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
+    """The first mapped layer of each kind present (first conv, a depthwise conv, a 1x1 conv,
+    an fc/matmul, ...), in network order, each lowered to the array's family, clipped to a
+    tile that fits, and run with the dataflow the mapper chose for its layer."""
     mapped = {e["name"]: e for e in read_json(design_dir / "mapping.json")["layers"] if e["status"] == "mapped"}
+    tiles: dict[str, Tile] = {}
     for entry, kernel in load_layers(design_dir):
-        if entry["name"] in mapped and kernel is not None:
-            lowered = lower(kernel, adg.kernel)
-            mapping = Mapping.from_json(mapped[entry["name"]]["mapping"])
-            tile, tile_mapping = fit_tile(lowered, mapping, adg.buffer_depth, target.tile_steps)
-            return entry["name"], tile, tile_mapping, mapped[entry["name"]]["dataflow"]
-    raise StageError("no mapped layer to simulate")
+        if entry["name"] not in mapped or kernel is None or layer_kind(kernel) in tiles:
+            continue
+        lowered = lower(kernel, adg.kernel)
+        mapping = Mapping.from_json(mapped[entry["name"]]["mapping"])
+        tile, tile_mapping = fit_tile(lowered, mapping, adg.buffer_depth, target.tile_steps)
+        tiles[layer_kind(kernel)] = Tile(entry["name"], layer_kind(kernel), tile, tile_mapping,
+                                         mapped[entry["name"]]["dataflow"])
+    if not tiles:
+        raise StageError("no mapped layer to simulate")
+    return list(tiles.values())
+
+
+def _tile_script(hm: HostMap, adg: ADG, tile: Tile, seed: int):
+    """Configuration, operands, start and read-back of one tile, with its golden outputs."""
+    kernel = with_bits(tile.kernel, hm.operand_bits, hm.out_bits)
+    data = random_operands(kernel, seed)
+    dataflow = adg.dataflow(tile.dataflow)
+    banks = input_banks(kernel, tile.mapping, adg, dataflow, data, adg.buffer_depth)
+    reads = output_reads(kernel, tile.mapping, adg, dataflow)
+    script = script_for(hm, config_words(hm, kernel, tile.mapping, tile.dataflow, adg), banks)
+    script += "".join(f"R {lane} {addr}\n" for lane, addr, _ in reads)
+    expect = golden(kernel, data, hm.out_bits)
+    want = np.array([expect[idx] for _, _, idx in reads], dtype=np.int64)
+    info: dict = {"layer": tile.layer, "kind": tile.kind, "dataflow": tile.dataflow, "steps": tile.mapping.steps,
+                  "tile": {d.name: d.bound for d in kernel.dims}}
+    if hm.shifts:  # which FIFO groups this tile uses, and at what depth
+        bounds = [lp.bound for lp in tile.mapping.temporal]
+        steps = [fifo_steps(kernel, tile.mapping, adg, dataflow, sh, cap)
+                 for sh, cap in zip(hm.shifts, hm.fifo_capacities)]
+        info["fifo_groups"] = [
+            {"shift": {d: v for d, v in zip(adg.dims, sh) if v}, "depth": delay_cycles(bounds, t) if t else None}
+            for sh, t in zip(hm.shifts, steps)]
+    return script, want, expect.size, info
 
 
 def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
+    """All representative tiles back to back on one Verilator build (one process: the
+    dataflow, loop bounds and FIFO depths change by configuration writes only)."""
     rtl = design_dir / "rtl"
     hm = from_jsonable(HostMap, read_json(rtl / "host_interface.json"))
     adg = from_jsonable(ADG, read_json(design_dir / "adg.json"))
-    name, kernel, mapping, df_name = representative(design_dir, adg, cfg.target)
-    kernel = with_bits(kernel, hm.operand_bits, hm.out_bits)
-    result: dict = {"seed": cfg.target.seed, "layer": name, "dataflow": df_name, "steps": mapping.steps,
-                    "tile": {d.name: d.bound for d in kernel.dims}}
-    data = random_operands(kernel, cfg.target.seed)
-    dataflow = adg.dataflow(df_name)
-    banks = input_banks(kernel, mapping, adg, dataflow, data, adg.buffer_depth)
-    reads = output_reads(kernel, mapping, adg, dataflow)
-    if hm.shifts:  # which FIFO groups this tile uses, and at what depth
-        bounds = [lp.bound for lp in mapping.temporal]
-        steps = [fifo_steps(kernel, mapping, adg, dataflow, sh, cap) for sh, cap in zip(hm.shifts, hm.fifo_capacities)]
-        result["fifo_groups"] = [
-            {"shift": {d: v for d, v in zip(adg.dims, sh) if v}, "depth": delay_cycles(bounds, t) if t else None}
-            for sh, t in zip(hm.shifts, steps)]
-    script = script_for(hm, config_words(hm, kernel, mapping, df_name, adg), banks)
-    script += "".join(f"R {lane} {addr}\n" for lane, addr, _ in reads)
+    tiles = representatives(design_dir, adg, cfg.target)
+    parts = [_tile_script(hm, adg, tile, cfg.target.seed + i) for i, tile in enumerate(tiles)]
     work = design_dir / "sim" / "build"
     if work.exists():
         shutil.rmtree(work)
     binary = verilator.build(rtl, work, cfg.target.waveform)
     wave = (design_dir / "sim" / "wave.fst") if cfg.target.waveform else None
-    out = verilator.execute(binary, script, cfg.target.max_cycles, wave)
-    cycles = int(next(ln.split()[1] for ln in out if ln.startswith("CYCLES")))
+    out = verilator.execute(binary, "".join(p[0] for p in parts), cfg.target.max_cycles, wave)
+    cycles = [int(ln.split()[1]) for ln in out if ln.startswith("CYCLES")]
     values = wrap_signed(np.array([int(ln.split()[1]) for ln in out if ln.startswith("D ")], dtype=np.uint64)
                          .astype(np.int64), hm.out_bits)
-    expect = golden(kernel, data, hm.out_bits)
-    want = np.array([expect[idx] for _, _, idx in reads], dtype=np.int64)
-    mismatches = int(np.count_nonzero(values != want))
-    predicted = hm.cycles(mapping.steps)
-    result.update({
-        "outputs": len(reads),
-        "mismatches": mismatches,
-        "match": mismatches == 0 and len(reads) == expect.size,
-        "cycles_simulated": cycles,
-        "cycles_predicted": predicted,
-        "cycles_match": cycles == predicted,
-    })
-    return result
+    results, at = [], 0
+    for (_, want, size, info), simulated in zip(parts, cycles):
+        got, at = values[at:at + len(want)], at + len(want)
+        mismatches = int(np.count_nonzero(got != want)) if len(got) == len(want) else len(want)
+        predicted = hm.cycles(info["steps"])
+        results.append({**info, "outputs": len(want), "mismatches": mismatches,
+                        "match": mismatches == 0 and len(want) == size,
+                        "cycles_simulated": simulated, "cycles_predicted": predicted,
+                        "cycles_match": simulated == predicted})
+    if len(cycles) != len(parts):
+        raise StageError(f"simulation printed {len(cycles)} cycle counts for {len(parts)} tiles")
+    return {
+        "seed": cfg.target.seed,
+        "tiles": results,
+        "outputs": sum(r["outputs"] for r in results),
+        "mismatches": sum(r["mismatches"] for r in results),
+        "match": all(r["match"] for r in results),
+        "cycles_match": all(r["cycles_match"] for r in results),
+    }
 
 
 def run(cfg: LegoConfig, design_dir: Path) -> None:
@@ -123,8 +172,12 @@ def run(cfg: LegoConfig, design_dir: Path) -> None:
     result = {**simulate(cfg, design_dir), **checks}
     result["status"] = "pass" if result["match"] and result["cycles_match"] else "fail"
     write_json(design_dir / "sim" / "result.json", result)
-    print(f"simulate: {result['outputs']} outputs, {result['mismatches']} mismatches; "
-          f"cycles simulated {result['cycles_simulated']}, predicted {result['cycles_predicted']}")
+    for t in result["tiles"]:
+        print(f"simulate: {t['kind']} tile of {t['layer']} ({t['dataflow']}): {t['outputs']} outputs, "
+              f"{t['mismatches']} mismatches; cycles simulated {t['cycles_simulated']}, "
+              f"predicted {t['cycles_predicted']}")
     if result["status"] != "pass":
-        raise StageError(f"simulation does not match: {result['mismatches']} wrong outputs, "
-                         f"{result['cycles_simulated']} cycles simulated vs {result['cycles_predicted']} predicted")
+        bad = next(t for t in result["tiles"] if not (t["match"] and t["cycles_match"]))
+        raise StageError(f"simulation does not match on the {bad['kind']} tile of {bad['layer']}: "
+                         f"{bad['mismatches']} wrong outputs, {bad['cycles_simulated']} cycles simulated vs "
+                         f"{bad['cycles_predicted']} predicted")

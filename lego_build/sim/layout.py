@@ -132,13 +132,19 @@ def _points(mapping: Mapping) -> np.ndarray:
     return np.indices(bounds).reshape(len(bounds), -1).T  # (steps, levels), lexicographic
 
 
-def _element_index(kernel: Kernel, mapping: Mapping, tensor: str, t: np.ndarray, s: tuple[int, ...]) -> np.ndarray:
+def _iterations(kernel: Kernel, mapping: Mapping, t: np.ndarray, s: tuple[int, ...]) -> np.ndarray:
+    """Iteration points (eq. 3.4) of FU ``s`` (virtual coordinates) at temporal points ``t``."""
     it = np.zeros((t.shape[0], len(kernel.dims)), dtype=np.int64)
     for lv, loop in enumerate(mapping.temporal):
         it[:, kernel.dim_index(loop.dim)] += loop.stride * t[:, lv]
     for (dim, _), stride, sv in zip(mapping.spatial, mapping.spatial_strides(), s):
         it[:, kernel.dim_index(dim)] += stride * sv
+    return it
+
+
+def _element_index(kernel: Kernel, mapping: Mapping, tensor: str, t: np.ndarray, s: tuple[int, ...]) -> np.ndarray:
     access = kernel.tensor(tensor)
+    it = _iterations(kernel, mapping, t, s)
     return it @ np.array(access.matrix, dtype=np.int64).T + np.array(access.bias, dtype=np.int64)
 
 
@@ -172,14 +178,22 @@ def input_banks(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow, 
 
 
 def output_reads(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow) -> list[tuple[int, int, tuple[int, ...]]]:
-    """``(lane, addr, element index)`` of every real output element (padding skipped)."""
+    """``(lane, addr, element index)`` of every real output element.
+
+    Only iteration points inside the loop bounds count: an FU past the edge of a dim
+    (e.g. output channel 1 of a depthwise conv, whose element index ``g + oc`` is
+    another group's channel) computes nothing real."""
     out = kernel.output
     t = _points(mapping)
     addr = t @ strides(kernel, mapping, out.name)
+    kept = [i for i in range(len(kernel.dims)) if i not in kernel.reduction_dims]
+    bounds = np.array([kernel.dims[i].bound for i in kept], dtype=np.int64)
     reads = {}
     for lane, s in used_ports(adg.net(out.name), dataflow.name):
-        idx = _element_index(kernel, mapping, out.name, t, dataflow.to_virtual(s))
-        inside = np.all((idx >= 0) & (idx < np.array(out.shape)), axis=1)
+        v = dataflow.to_virtual(s)
+        idx = _element_index(kernel, mapping, out.name, t, v)
+        it = _iterations(kernel, mapping, t, v)[:, kept]
+        inside = np.all((idx >= 0) & (idx < np.array(out.shape)), axis=1) & np.all((it >= 0) & (it < bounds), axis=1)
         for a, d in zip(addr[inside], idx[inside]):
             reads[(lane, int(a))] = tuple(int(v) for v in d)
     return [(lane, a, d) for (lane, a), d in sorted(reads.items())]

@@ -115,21 +115,14 @@ def _tile_script(hm: HostMap, adg: ADG, tile: Tile, seed: int):
     return script, want, expect.size, info
 
 
-def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
-    """All representative tiles back to back on one Verilator build (one process: the
-    dataflow, loop bounds and FIFO depths change by configuration writes only)."""
-    rtl = design_dir / "rtl"
-    hm = from_jsonable(HostMap, read_json(rtl / "host_interface.json"))
-    adg = from_jsonable(ADG, read_json(design_dir / "adg.json"))
-    tiles = representatives(design_dir, adg, cfg.target)
-    parts = [_tile_script(hm, adg, tile, cfg.target.seed + i) for i, tile in enumerate(tiles)]
-    work = design_dir / "sim" / "build"
-    if work.exists():
-        shutil.rmtree(work)
-    binary = verilator.build(rtl, work, cfg.target.waveform)
-    wave = (design_dir / "sim" / "wave.fst") if cfg.target.waveform else None
-    out = verilator.execute(binary, "".join(p[0] for p in parts), cfg.target.max_cycles, wave)
+def run_tiles(binary: Path, hm: HostMap, adg: ADG, tiles: list[Tile], seed: int, max_cycles: int,
+              wave: Path | None = None) -> list[dict]:
+    """Run ``tiles`` back to back in one process of ``binary``; per tile, outputs vs golden and cycles."""
+    parts = [_tile_script(hm, adg, tile, seed + i) for i, tile in enumerate(tiles)]
+    out = verilator.execute(binary, "".join(p[0] for p in parts), max_cycles, wave)
     cycles = [int(ln.split()[1]) for ln in out if ln.startswith("CYCLES")]
+    if len(cycles) != len(parts):
+        raise StageError(f"simulation printed {len(cycles)} cycle counts for {len(parts)} tiles")
     values = wrap_signed(np.array([int(ln.split()[1]) for ln in out if ln.startswith("D ")], dtype=np.uint64)
                          .astype(np.int64), hm.out_bits)
     results, at = [], 0
@@ -141,8 +134,22 @@ def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
                         "match": mismatches == 0 and len(want) == size,
                         "cycles_simulated": simulated, "cycles_predicted": predicted,
                         "cycles_match": simulated == predicted})
-    if len(cycles) != len(parts):
-        raise StageError(f"simulation printed {len(cycles)} cycle counts for {len(parts)} tiles")
+    return results
+
+
+def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
+    """All representative tiles back to back on one Verilator build (one process: the
+    dataflow, loop bounds and FIFO depths change by configuration writes only)."""
+    rtl = design_dir / "rtl"
+    hm = from_jsonable(HostMap, read_json(rtl / "host_interface.json"))
+    adg = from_jsonable(ADG, read_json(design_dir / "adg.json"))
+    tiles = representatives(design_dir, adg, cfg.target)
+    work = design_dir / "sim" / "build"
+    if work.exists():
+        shutil.rmtree(work)
+    binary = verilator.build(rtl, work, cfg.target.waveform)
+    wave = (design_dir / "sim" / "wave.fst") if cfg.target.waveform else None
+    results = run_tiles(binary, hm, adg, tiles, cfg.target.seed, cfg.target.max_cycles, wave)
     return {
         "seed": cfg.target.seed,
         "tiles": results,

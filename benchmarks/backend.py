@@ -4,7 +4,7 @@
 
 For each kernel and dataflow, the array is generated twice: ``optimizer=delay_only``
 (width inference + LP delay matching: the mandatory baseline) and ``optimizer=lego``
-(every pass). Printed per design: DAG register bits, Yosys cells and flip-flops
+(every pass), without the output-path PPU (no pass touches it). Printed per design: DAG register bits, Yosys cells and flip-flops
 (``synth -noabc``, buffer banks black-boxed), estimated transistors (Yosys's CMOS
 cost model, an area proxy that weighs a flip-flop above a gate), and the
 baseline/lego cell and transistor ratios.
@@ -49,7 +49,7 @@ TIMED = (
 
 
 def measure(overrides: list[str], optimizer: str, work: Path) -> dict:
-    cfg = compose([*overrides, f"optimizer={optimizer}", "target=rtl"])
+    cfg = compose([*overrides, f"optimizer={optimizer}", "target=rtl", "arch.ppu=false"])  # the array alone
     for stage in ("analyze", "graph", "optimize", "emit"):
         run_stage(stage, cfg, work)
     synth = synthesize(work / "rtl")

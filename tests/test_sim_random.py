@@ -19,6 +19,9 @@ from lego_build.sim.stage import Tile, layer_kind, run_tiles
 from lego_build.sim.tiles import fit_tile
 
 CASES = 40  # per design; four designs: 160 cases
+#: epilogues drawn for the post-processing unit: raw, requantise, ReLU, and every LUT activation
+EPILOGUES = ((), ("batchnorm",), ("relu",), ("batchnorm", "relu6"), ("gelu",), ("sigmoid",), ("tanh",),
+             ("silu",), ("hswish",), ("softmax",))
 
 
 def _random_gemm(rng):
@@ -57,7 +60,8 @@ def _random_tile(rng, index, adg, arch, make):
     if not pre_check(kernel, mapping).ok:
         return None
     tile, tile_mapping = fit_tile(kernel, mapping, adg.buffer_depth, 300)
-    return Tile(f"case{index}", layer_kind(layer), tile, tile_mapping, df.name)
+    epilogue = EPILOGUES[int(rng.integers(len(EPILOGUES)))]
+    return Tile(f"case{index}", layer_kind(layer), tile, tile_mapping, df.name, epilogue)
 
 
 @pytest.mark.parametrize("overrides,make", [
@@ -86,6 +90,7 @@ def test_random_tiles_match_numpy_in_predicted_cycles(tmp_path, overrides, make)
     bad = [r for r in results if not (r["match"] and r["cycles_match"])]
     assert not bad, bad[:3]
     assert len({t.dataflow for t in tiles}) == len(adg.dataflows)  # every dataflow exercised
+    assert {r["ppu"]["mode"] for r in results} == {0, 1, 3, 5}  # raw, requantised, + ReLU, + LUT
     if hm.shifts:  # some random tiles use the FIFOs, some fall back to the banks
         used = {g["depth"] is not None for r in results for g in r["fifo_groups"]}
         assert used == {True, False}

@@ -235,4 +235,5 @@ def build_dag(adg: ADG) -> DAG:
         anchors=anchors,
         dataflows=dfs,
         shifts=shifts,
+        ppu=adg.ppu,
     )

@@ -7,7 +7,8 @@ incrementally (jump_l = stride_l - sum_{j>l} stride_j (bound_j - 1)). ``first``
 and ``commit`` mark the first and last step of the innermost reduction levels.
 ``ok<k>`` is high at the steps where FIFO group ``k``'s source step lies inside the
 loop nest (every counter within its configured ``[lo, hi]``); ``depth<k>`` is the
-group's configured FIFO depth.
+group's configured FIFO depth; ``ppu_mode``, ``ppu_scale``, ``ppu_shift`` configure
+the post-processing unit.
 """
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ def mk_ctrl(hm: HostMap) -> Module:
     addr_out = {t: m.Output(f"addr_{t}", aw) for t in hm.tensors}
     df_out = m.Output("df", hm.df_bits) if hm.dataflows else None
     ok_out = [m.Output(f"ok{k}") for k in range(len(hm.shifts))]
+    ppu_out = {name: m.Output(f"ppu_{name}", bits) for name, bits in (("mode", 3), ("scale", 16), ("shift", 6))} \
+        if hm.ppu else {}
     depth_out = [m.Output(f"depth{k}", hm.fifo_depth_bits) if cap > 1 else None
                  for k, cap in enumerate(hm.fifo_capacities)]
 
@@ -74,6 +77,12 @@ def mk_ctrl(hm: HostMap) -> Module:
                 If(cfg_addr == Int(hm.fifo_lo_reg(k, l), hm.cfg_addr_bits, base=10))(fifo_lo[k][l](cfg_wdata)),
                 If(cfg_addr == Int(hm.fifo_hi_reg(k, l), hm.cfg_addr_bits, base=10))(fifo_hi[k][l](cfg_wdata)),
             ]
+    regs = {"mode": hm.ppu_mode_reg, "scale": hm.ppu_scale_reg, "shift": hm.ppu_shift_reg}
+    for name, port in ppu_out.items():
+        reg = m.Reg(f"ppu_{name}_r", port.width)
+        value = cfg_wdata if port.width == cw else cfg_wdata[0:port.width]
+        cfg_writes.append(If(cfg_addr == Int(regs[name], hm.cfg_addr_bits, base=10))(reg(value)))
+        m.Assign(port(reg))
     m.Always(Posedge(clk))(If(cfg_we)(*cfg_writes))
 
     def all_wrap(levels):

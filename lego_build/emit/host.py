@@ -16,7 +16,11 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
   word into bank ``host_lane`` of input tensor ``host_tensor``.
 * ``start`` (one-cycle pulse, accepted when idle), ``busy``, ``done`` (high from
   the end of a run until the next start).
-* ``rd_lane, rd_addr -> rd_data``: read an output word, one cycle later.
+* ``rd_lane, rd_addr -> rd_data``: read an output word, ``read_latency`` cycles later:
+  one, or two through the post-processing unit (``ppu``), whose registers are
+  ``ppu_mode_reg`` (bits: 1 requantise, 2 ReLU, 4 LUT; see
+  :func:`rtl_templates_free.primitives.mk_ppu`), ``ppu_scale_reg`` (signed 16-bit),
+  ``ppu_shift_reg`` and the 256 table entries at ``ppu_lut_base + i``.
 """
 from __future__ import annotations
 
@@ -49,6 +53,28 @@ class HostMap:
     shifts: tuple[tuple[int, ...], ...] = ()  # FIFO groups: iteration shift per kernel dim
     fifo_capacities: tuple[int, ...] = ()  # per group: the deepest depth its FIFOs can run at
     fifo_depth_bits: int = 1
+    ppu: bool = False
+
+    @property
+    def read_latency(self) -> int:
+        return 2 if self.ppu else 1
+
+    @property
+    def ppu_mode_reg(self) -> int:
+        return self.fifo_base + len(self.shifts) * (1 + 2 * self.levels)
+
+    @property
+    def ppu_scale_reg(self) -> int:
+        return self.ppu_mode_reg + 1
+
+    @property
+    def ppu_shift_reg(self) -> int:
+        return self.ppu_mode_reg + 2
+
+    @property
+    def ppu_lut_base(self) -> int:
+        """First table entry: the registers rounded up to a multiple of 256."""
+        return -(-(self.ppu_mode_reg + 3) // 256) * 256
 
     @property
     def fifo_base(self) -> int:
@@ -65,7 +91,7 @@ class HostMap:
 
     @property
     def n_regs(self) -> int:
-        return self.fifo_base + len(self.shifts) * (1 + 2 * self.levels)
+        return self.ppu_lut_base + 256 if self.ppu else self.ppu_mode_reg
 
     @property
     def df_reg(self) -> int:
@@ -93,6 +119,8 @@ def host_map(dag: DAG) -> HostMap:
     (out,) = (b for b in dag.buffers if b.role == "out")
     n_regs = (dag.levels * (1 + len(dag.buffers)) + (1 if len(dag.dataflows) > 1 else 0)
               + len(dag.shifts) * (1 + 2 * dag.levels))
+    if dag.ppu:
+        n_regs = -(-(n_regs + 3) // 256) * 256 + 256
     return HostMap(
         levels=dag.levels,
         reduction_levels=dag.reduction_levels,
@@ -112,4 +140,5 @@ def host_map(dag: DAG) -> HostMap:
         fifo_capacities=dag.fifo_capacities(),
         fifo_depth_bits=max((n.width for n in dag.nodes if n.kind == "cfg" and n.name.startswith("fifodepth")),
                             default=1),
+        ppu=dag.ppu,
     )

@@ -8,7 +8,7 @@ from veriloggen import If, Int, Module, Mux, Posedge, StubModule
 
 from lego_build.ir.dag import DAG, Edge
 
-from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_fifo, mk_mac, mk_mul
+from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_fifo, mk_mac, mk_mul, mk_ppu
 
 from .ctrl import mk_ctrl
 from .host import HostMap, host_map
@@ -63,6 +63,9 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
         if capacity > 1:
             signal[(f"fifodepth{k}", "depth")] = m.Wire(f"fifodepth{k}", hm.fifo_depth_bits)
             ctrl_ports.append((f"depth{k}", signal[(f"fifodepth{k}", "depth")]))
+    ppu = {name: m.Wire(f"ppu_{name}", bits) for name, bits in (("mode", 3), ("scale", 16), ("shift", 6))} \
+        if hm.ppu else {}
+    ctrl_ports += [(f"ppu_{name}", wire) for name, wire in ppu.items()]
     m.Instance(use(mk_ctrl(hm)), "u_ctrl", ports=ctrl_ports)
 
     out_port = {"read": "data", "pin": "out", "mul": "p", "add": "s", "acc": "y", "mac": "y", "mux": "out",
@@ -177,7 +180,16 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
     result = out_rdata[-1][1]
     for lane, rdata in reversed(out_rdata[:-1]):
         result = Mux(rd_lane_q == Int(lane, hm.lane_bits, base=10), rdata, result)
-    m.Assign(rd_data(result))
+    if hm.ppu:  # the output path: the word read goes through the PPU (one more cycle)
+        word = m.Wire("rd_word", hm.out_bits)
+        m.Assign(word(result))
+        high = hm.cfg_addr_bits - 8
+        lut_we = cfg_we & (cfg_addr[8:hm.cfg_addr_bits] == Int(hm.ppu_lut_base >> 8, high, base=10)) if high else cfg_we
+        m.Instance(use(mk_ppu(hm.out_bits)), "u_ppu", ports=[
+            ("clk", clk), ("x", word), ("mode", ppu["mode"]), ("scale", ppu["scale"]), ("shift", ppu["shift"]),
+            ("lut_we", lut_we), ("lut_addr", cfg_addr[0:8]), ("lut_data", cfg_wdata[0:8]), ("y", rd_data)])
+    else:
+        m.Assign(rd_data(result))
     return m, [subs[k] for k in sorted(subs)], hm
 
 

@@ -192,6 +192,7 @@ class ArchConf:
     rows: int = 4
     cols: int = 4
     fu: str = "mac"
+    ppu: bool = True  # post-processing unit on the output path: requantise, ReLU, LUT activation
     operand_bits: int = 8
     acc_bits: int = 32
     dataflows: Dict[str, DataflowConf] = field(default_factory=dict)  # presets name theirs

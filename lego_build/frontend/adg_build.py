@@ -56,6 +56,7 @@ def build_adg(kernel: Kernel, arch) -> ADG:
         buffer_depth=arch.buffer_depth,
         nets=tuple(nets),
         d_t=arch.d_t,
+        ppu=arch.ppu,
     )
 
 

@@ -56,6 +56,7 @@ class ADG:
     buffer_depth: int
     nets: tuple[TensorNet, ...]
     d_t: int = 0  # FIFO capacity of delay links (their depth is a run-time register, 1..d_t)
+    ppu: bool = False  # a post-processing unit on the output path
 
     @property
     def fus(self) -> tuple[Coord, ...]:

@@ -63,6 +63,7 @@ class DAG:
     passes: tuple[str, ...] = ()
     dataflows: tuple[str, ...] = ()  # switchable dataflows, in select order
     shifts: tuple[tuple[int, ...], ...] = ()  # iteration shift of each FIFO group (``ok<k>``, ``fifodepth<k>``)
+    ppu: bool = False  # a post-processing unit between the output banks and the host read port
 
     def node(self, name: str) -> Node:
         return self._index()[name]

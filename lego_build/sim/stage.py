@@ -30,6 +30,7 @@ from lego_build.ir.workload import Kernel
 from . import verilator, yosys
 from .golden import golden, random_operands, wrap_signed
 from .layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads
+from .ppu import PPUConfig, apply, epilogue_config
 from .tiles import fit_tile
 
 
@@ -71,6 +72,7 @@ class Tile:
     kernel: Kernel
     mapping: Mapping
     dataflow: str
+    epilogue: tuple[str, ...] = ()  # element-wise ops after the layer (sim.ppu)
 
 
 def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
@@ -78,15 +80,24 @@ def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
     an fc/matmul, ...), in network order, each lowered to the array's family, clipped to a
     tile that fits, and run with the dataflow the mapper chose for its layer."""
     mapped = {e["name"]: e for e in read_json(design_dir / "mapping.json")["layers"] if e["status"] == "mapped"}
+    layers = load_layers(design_dir)
+    epilogue: dict[str, tuple[str, ...]] = {}
+    last = None
+    for entry, kernel in layers:  # the element-wise ops between an array layer and the next one
+        if kernel is not None:
+            last = entry["name"]
+            epilogue[last] = ()
+        elif last is not None and entry.get("unit") == "ppu":
+            epilogue[last] += (entry["op"],)
     tiles: dict[str, Tile] = {}
-    for entry, kernel in load_layers(design_dir):
+    for entry, kernel in layers:
         if entry["name"] not in mapped or kernel is None or layer_kind(kernel) in tiles:
             continue
         lowered = lower(kernel, adg.kernel)
         mapping = Mapping.from_json(mapped[entry["name"]]["mapping"])
         tile, tile_mapping = fit_tile(lowered, mapping, adg.buffer_depth, target.tile_steps)
         tiles[layer_kind(kernel)] = Tile(entry["name"], layer_kind(kernel), tile, tile_mapping,
-                                         mapped[entry["name"]]["dataflow"])
+                                         mapped[entry["name"]]["dataflow"], epilogue[entry["name"]])
     if not tiles:
         raise StageError("no mapped layer to simulate")
     return list(tiles.values())
@@ -99,12 +110,15 @@ def _tile_script(hm: HostMap, adg: ADG, tile: Tile, seed: int):
     dataflow = adg.dataflow(tile.dataflow)
     banks = input_banks(kernel, tile.mapping, adg, dataflow, data, adg.buffer_depth)
     reads = output_reads(kernel, tile.mapping, adg, dataflow)
-    script = script_for(hm, config_words(hm, kernel, tile.mapping, tile.dataflow, adg), banks)
-    script += "".join(f"R {lane} {addr}\n" for lane, addr, _ in reads)
     expect = golden(kernel, data, hm.out_bits)
-    want = np.array([expect[idx] for _, _, idx in reads], dtype=np.int64)
+    ppu = epilogue_config(tile.epilogue, expect) if hm.ppu else PPUConfig()
+    words = config_words(hm, kernel, tile.mapping, tile.dataflow, adg) + (ppu.words(hm) if hm.ppu else [])
+    script = f"L {hm.read_latency}\n" + script_for(hm, words, banks)
+    script += "".join(f"R {lane} {addr}\n" for lane, addr, _ in reads)
+    want = apply(ppu, np.array([expect[idx] for _, _, idx in reads], dtype=np.int64))
     info: dict = {"layer": tile.layer, "kind": tile.kind, "dataflow": tile.dataflow, "steps": tile.mapping.steps,
-                  "tile": {d.name: d.bound for d in kernel.dims}}
+                  "tile": {d.name: d.bound for d in kernel.dims},
+                  "ppu": {"ops": list(tile.epilogue), "mode": ppu.mode, "table": ppu.table}}
     if hm.shifts:  # which FIFO groups this tile uses, and at what depth
         bounds = [lp.bound for lp in tile.mapping.temporal]
         steps = [fifo_steps(kernel, tile.mapping, adg, dataflow, sh, cap)

@@ -4,7 +4,8 @@ The C++ testbench is generic: it executes a command script against the host
 interface of :mod:`lego_build.emit.host` and prints what it reads back.
 Commands, one per line: ``C addr data`` (config write), ``W tensor lane addr data``
 (operand write), ``S`` (pulse start, wait for done, print ``CYCLES n``),
-``R lane addr`` (print ``D value``).
+``R lane addr`` (print ``D value`` after the read latency), ``L n`` (set the read
+latency, default 1).
 """
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
     unsigned long long max_cycles = argc > 1 ? strtoull(argv[1], nullptr, 10) : 10000000ULL;
     top->rst = 1; tick(); tick(); top->rst = 0;
     char op[4];
+    unsigned long long read_latency = 1;
     while (scanf("%3s", op) == 1) {
         if (op[0] == 'C') {
             unsigned long long a, d; if (scanf("%llu %llu", &a, &d) != 2) return 3;
@@ -74,8 +76,11 @@ int main(int argc, char** argv) {
             printf("CYCLES %llu\n", cycles);
         } else if (op[0] == 'R') {
             unsigned long long l, a; if (scanf("%llu %llu", &l, &a) != 2) return 3;
-            top->rd_lane = l; top->rd_addr = a; tick();
+            top->rd_lane = l; top->rd_addr = a;
+            for (unsigned long long i = 0; i < read_latency; ++i) tick();
             printf("D %llu\n", (unsigned long long)top->rd_data);
+        } else if (op[0] == 'L') {
+            if (scanf("%llu", &read_latency) != 1) return 3;
         } else { return 3; }
     }
 #ifdef LEGO_TRACE

@@ -1,0 +1,85 @@
+"""Wall time of the ``simulate`` stage: Verilator build + run of every representative tile.
+
+    python benchmarks/sim_times.py [extra overrides ...]
+
+For each design, runs analyze, map, graph, optimize and emit in a temporary
+directory, then times ``simulate`` alone (``-Wall`` lint, one Verilator build, one
+process running a tile of each kind of layer back to back). Prints one row per
+design: the tiles simulated (their kinds), outputs checked against the NumPy
+golden model, mismatches, whether every tile's simulated cycle count equals the
+predicted one, and the seconds taken.
+Target: ``arch=eyeriss workload=resnet50`` under 90 s on 2 cores.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lego_build import ConfigError, StageError, compose, run_stage
+from lego_build.flow.atomic import read_json
+
+DESIGNS = (
+    (["arch=eyeriss", "workload=resnet50"], 90.0),
+    (["arch=nvdla", "workload=resnet50"], None),
+    (["arch=shidiannao", "workload=mobilenetv2"], None),
+    (["arch=lego_mnicoc", "workload=mobilenetv2"], None),
+    (["arch=systolic", "workload=bert"], None),
+)
+BEFORE = ("analyze", "map", "graph", "optimize", "emit")
+
+
+def measure(overrides: list[str], work: Path) -> tuple[dict, float, str]:
+    """``sim/result.json``, the seconds ``simulate`` took, and its error ("" when it passed)."""
+    cfg = compose(overrides)
+    with contextlib.redirect_stdout(io.StringIO()):  # the stages' progress lines
+        for stage in BEFORE:
+            run_stage(stage, cfg, work)
+        start = time.perf_counter()
+        error = ""
+        try:
+            run_stage("simulate", cfg, work)
+        except StageError as exc:  # a failing tile still leaves sim/result.json behind
+            error = str(exc)
+        seconds = time.perf_counter() - start
+    result_file = work / "sim" / "result.json"
+    if not result_file.exists():
+        raise StageError(error or "simulate wrote no sim/result.json")
+    return read_json(result_file), seconds, error
+
+
+def main(extra: list[str]) -> int:
+    rows, notes = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (overrides, target) in enumerate(DESIGNS):
+            design = " ".join(overrides)
+            try:
+                result, seconds, error = measure([*overrides, *extra], Path(tmp) / str(i))
+            except (StageError, ConfigError) as exc:
+                notes.append(f"{design}: n/a: {exc}")
+                continue
+            tiles = result.get("tiles", [])
+            kinds = ", ".join(t["kind"] for t in tiles) or result.get("status", "-")
+            same = all(t["cycles_simulated"] == t["cycles_predicted"] for t in tiles) if tiles else False
+            limit = f"{target:.0f}" if target else "-"
+            rows.append((design, f"{len(tiles)} ({kinds})", sum(t["outputs"] for t in tiles),
+                         sum(t["mismatches"] for t in tiles), "yes" if same else "no", seconds, limit))
+            if error:
+                notes.append(f"{design}: {error}")
+    header = ("design", "tiles (kinds)", "outputs", "mismatches", "sim==pred", "seconds", "target")
+    w0 = max([len(header[0])] + [len(r[0]) for r in rows])
+    w1 = max([len(header[1])] + [len(r[1]) for r in rows])
+    print(f"{header[0]:<{w0}}  {header[1]:<{w1}}  {header[2]:>7}  {header[3]:>10}  {header[4]:>9}  "
+          f"{header[5]:>7}  {header[6]:>6}")
+    for design, tiles, outputs, mismatches, same, seconds, limit in rows:
+        print(f"{design:<{w0}}  {tiles:<{w1}}  {outputs:>7}  {mismatches:>10}  {same:>9}  {seconds:7.1f}  {limit:>6}")
+    for note in notes:
+        print(note)
+    return 1 if notes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -114,3 +114,34 @@ def test_one_build_runs_a_tile_of_each_layer_kind_switching_dataflow(tmp_path):
     assert len({t["dataflow"] for t in tiles}) == 2  # MN and IC-OC, no re-elaboration in between
     assert len(list((tmp_path / "sim" / "build" / "obj_dir").glob("Vlego_top"))) == 1
     assert "| classifier.1 | matmul |" in (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.parametrize("overrides", [
+    ["arch=eyeriss", "workload=resnet50"],
+    ["arch=nvdla", "workload=resnet50"],
+    ["arch=shidiannao", "workload=mobilenetv2"],
+    ["arch=lego_mnicoc", "workload=mobilenetv2"],
+    ["arch=systolic", "workload=bert"],
+], ids=["eyeriss-resnet50", "nvdla-resnet50", "shidiannao-mobilenetv2", "lego_mnicoc-mobilenetv2", "systolic-bert"])
+def test_preset_network_builds_end_bit_exact_in_predicted_cycles(tmp_path, overrides):
+    """Issue 6 acceptance 1: full-size presets on real networks, every simulated tile exact."""
+    run_all(compose(overrides), tmp_path)
+    sim = read_json(tmp_path / "sim" / "result.json")
+    assert sim["status"] == "pass", sim
+    assert all(t["match"] and t["cycles_simulated"] == t["cycles_predicted"] for t in sim["tiles"])
+    kinds = {t["kind"] for t in sim["tiles"]}
+    assert kinds >= ({"matmul"} if "workload=bert" in overrides else {"conv", "pointwise", "matmul"})
+    if "workload=mobilenetv2" in overrides:
+        assert "depthwise" in kinds
+        assert any(t["ppu"]["mode"] == 3 for t in sim["tiles"])  # batch norm + ReLU6 on the PPU
+
+
+def test_waveform_target_writes_a_waveform(tmp_path):
+    from lego_build.sim.verilator import wave_format
+
+    run_all(compose(["target.waveform=true", "workload.M=4", "workload.N=4", "workload.K=4"]), tmp_path)
+    wave = tmp_path / "sim" / f"wave.{wave_format()}"  # FST where lz4.h is installed, else VCD
+    assert wave.exists() and wave.stat().st_size > 1000
+    if wave.suffix == ".vcd":
+        assert "lego_top" in wave.read_text()[:20000]
+    assert read_json(tmp_path / "sim" / "result.json")["status"] == "pass"

@@ -161,8 +161,11 @@ def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
     work = design_dir / "sim" / "build"
     if work.exists():
         shutil.rmtree(work)
-    binary = verilator.build(rtl, work, cfg.target.waveform)
-    wave = (design_dir / "sim" / "wave.fst") if cfg.target.waveform else None
+    fmt = verilator.wave_format() if cfg.target.waveform else ""
+    if fmt == "vcd":
+        print("simulate: Verilator's FST writer needs lz4.h (e.g. apt install liblz4-dev); writing VCD")
+    binary = verilator.build(rtl, work, cfg.target.waveform, fmt)
+    wave = (design_dir / "sim" / f"wave.{fmt}") if cfg.target.waveform else None
     results = run_tiles(binary, hm, adg, tiles, cfg.target.seed, cfg.target.max_cycles, wave)
     return {
         "seed": cfg.target.seed,

@@ -60,7 +60,9 @@ def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
     sim = read_json(tmp_path / "sim" / "result.json")
     assert sim["match"] and sim["cycles_match"] and sim["mismatches"] == 0, sim
     assert sim["lint"] == "clean"
-    (result,) = sim["tiles"]  # a single-layer workload: one tile
+    result, *edge = sim["tiles"]  # a single-layer workload: its tile (and its last tile if it needs several)
+    assert [t["kind"] for t in edge] == ([] if result["tile"] == read_json(tmp_path / "mapping.json")["layers"][0]["dims"]
+                                         else ["edge"])
     tensors = read_json(tmp_path / "analysis.json")["layers"][0]["tensors"]
     (out,) = [t for t in tensors.values() if t["role"] == "out"]
     assert result["outputs"] == out["bytes"] // 4
@@ -108,8 +110,12 @@ def test_one_build_runs_a_tile_of_each_layer_kind_switching_dataflow(tmp_path):
     sim = read_json(tmp_path / "sim" / "result.json")
     assert sim["status"] == "pass" and sim["mismatches"] == 0, sim
     tiles = sim["tiles"]
-    assert [t["kind"] for t in tiles] == ["conv", "depthwise", "pointwise", "matmul"]
-    assert [t["layer"] for t in tiles] == ["features.0.0", "features.1.conv.0.0", "features.1.conv.1", "classifier.1"]
+    assert [t["kind"] for t in tiles] == ["conv", "edge", "depthwise", "pointwise", "matmul"]
+    assert [t["layer"] for t in tiles] == ["features.0.0", "features.0.0", "features.1.conv.0.0", "features.1.conv.1",
+                                           "classifier.1"]
+    edge = tiles[1]  # the first conv's last tile: the remainder of 112 output rows by the tile's bound
+    assert all(edge["tile"][d] <= tiles[0]["tile"][d] for d in edge["tile"])
+    assert edge["tile"] != tiles[0]["tile"]
     assert all(t["cycles_simulated"] == t["cycles_predicted"] for t in tiles)
     assert len({t["dataflow"] for t in tiles}) == 2  # MN and IC-OC, no re-elaboration in between
     assert len(list((tmp_path / "sim" / "build" / "obj_dir").glob("Vlego_top"))) == 1

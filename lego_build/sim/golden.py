@@ -23,6 +23,15 @@ def golden(kernel: Kernel, data: dict[str, np.ndarray], acc_bits: int) -> np.nda
     return wrap_signed(result, acc_bits)
 
 
+def outputs_computed(kernel: Kernel) -> int:
+    """How many output elements the iteration domain writes (a tile at an offset writes a window)."""
+    it = np.indices([d.bound for d in kernel.dims]).reshape(len(kernel.dims), -1).T
+    out = kernel.output
+    oidx = it @ np.array(out.matrix, dtype=np.int64).T + np.array(out.bias, dtype=np.int64)
+    inside = np.all((oidx >= 0) & (oidx < np.array(out.shape)), axis=1)
+    return len(np.unique(oidx[inside], axis=0))
+
+
 def wrap_signed(values: np.ndarray, bits: int) -> np.ndarray:
     mask = (1 << bits) - 1
     v = np.asarray(values, dtype=np.int64) & mask if bits < 64 else np.asarray(values, dtype=np.int64)

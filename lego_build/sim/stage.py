@@ -28,10 +28,10 @@ from lego_build.ir.serialize import from_jsonable
 from lego_build.ir.workload import Kernel
 
 from . import verilator, yosys
-from .golden import golden, random_operands, wrap_signed
+from .golden import golden, outputs_computed, random_operands, wrap_signed
 from .layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads
 from .ppu import PPUConfig, apply, epilogue_config
-from .tiles import fit_tile
+from .tiles import edge_tile, fit_tile
 
 
 def with_bits(kernel: Kernel, operand_bits: int, out_bits: int) -> Kernel:
@@ -48,10 +48,6 @@ def script_for(hm: HostMap, words, banks) -> str:
         lines += [f"W {index[bank.tensor]} {bank.lane} {a} {int(v) & mask}" for a, v in enumerate(bank.words)]
     lines.append("S")
     return "\n".join(lines) + "\n"
-
-
-#: the kinds of layer a build simulates a tile of, when the workload has them (issue 6)
-TILE_KINDS = ("conv", "depthwise", "pointwise", "matmul", "tensor")
 
 
 def layer_kind(kernel: Kernel) -> str:
@@ -78,7 +74,8 @@ class Tile:
 def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
     """The first mapped layer of each kind present (first conv, a depthwise conv, a 1x1 conv,
     an fc/matmul, ...), in network order, each lowered to the array's family, clipped to a
-    tile that fits, and run with the dataflow the mapper chose for its layer."""
+    tile that fits, and run with the dataflow the mapper chose for its layer; plus the
+    last (``edge``) tile of the first layer that needs several, with remainder bounds."""
     mapped = {e["name"]: e for e in read_json(design_dir / "mapping.json")["layers"] if e["status"] == "mapped"}
     layers = load_layers(design_dir)
     epilogue: dict[str, tuple[str, ...]] = {}
@@ -98,6 +95,10 @@ def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
         tile, tile_mapping = fit_tile(lowered, mapping, adg.buffer_depth, target.tile_steps)
         tiles[layer_kind(kernel)] = Tile(entry["name"], layer_kind(kernel), tile, tile_mapping,
                                          mapped[entry["name"]]["dataflow"], epilogue[entry["name"]])
+        edge = edge_tile(lowered, tile, tile_mapping) if "edge" not in tiles else None
+        if edge is not None:  # the same layer's last tile: remainder bounds in every dim
+            tiles["edge"] = Tile(entry["name"], "edge", *edge, mapped[entry["name"]]["dataflow"],
+                                 epilogue[entry["name"]])
     if not tiles:
         raise StageError("no mapped layer to simulate")
     return list(tiles.values())
@@ -126,7 +127,7 @@ def _tile_script(hm: HostMap, adg: ADG, tile: Tile, seed: int):
         info["fifo_groups"] = [
             {"shift": {d: v for d, v in zip(adg.dims, sh) if v}, "depth": delay_cycles(bounds, t) if t else None}
             for sh, t in zip(hm.shifts, steps)]
-    return script, want, expect.size, info
+    return script, want, outputs_computed(kernel), info
 
 
 def run_tiles(binary: Path, hm: HostMap, adg: ADG, tiles: list[Tile], seed: int, max_cycles: int,

@@ -47,3 +47,24 @@ def fit_tile(kernel: Kernel, mapping: Mapping, depth: int, max_steps: int) -> tu
         if trips[dim] == 1:
             raise ValueError("even a single time step does not fit")
         bounds[dim] = max(1, extent.get(dim, 1) * (-(-trips[dim] // 2)) if dim in extent else -(-bounds[dim] // 2))
+
+
+def edge_tile(layer: Kernel, corner: Kernel, mapping: Mapping) -> tuple[Kernel, Mapping] | None:
+    """The layer's last tile, or None when the corner tile is the whole layer.
+
+    Tiling dim ``d`` by the corner tile's bound ``b`` leaves ``D - (ceil(D/b) - 1) b``
+    iterations for the last tile: Ruby's last-iteration bound at the buffer level
+    (seed 002, ``T_n = (T_{n+1} - 1) P_n + R_n``). The array runs it with its own bound
+    registers; the index maps are the layer's, shifted by the tile's offset.
+    """
+    offsets, dims = [], []
+    for d, t in zip(layer.dims, corner.dims):
+        rem = d.bound - (-(-d.bound // t.bound) - 1) * t.bound
+        offsets.append(d.bound - rem)
+        dims.append(Dim(d.name, rem))
+    if not any(offsets):
+        return None
+    tensors = tuple(replace(t, bias=tuple(b + sum(m * o for m, o in zip(row, offsets))
+                                          for row, b in zip(t.matrix, t.bias))) for t in layer.tensors)
+    edge = _touched_shape(replace(layer, dims=tuple(dims), tensors=tensors))
+    return edge, _mapping_for(edge, tuple(lp.dim for lp in mapping.temporal), mapping.spatial)

@@ -1,4 +1,5 @@
-"""Primitive generators: buffer bank, multiplier and accumulator (the MAC FU opened up), FIFO.
+"""Primitive generators: buffer bank, multiplier and accumulator (the MAC FU opened up), the
+BitFusion-style 2-bit multiply-shift-add multiplier, FIFO.
 
 Arithmetic is two's complement modulo the result width with explicit sign
 extension, so no ``signed`` declarations are needed and Verilator's width lint
@@ -53,6 +54,83 @@ def mk_mul(a_bits: int, b_bits: int, out_bits: int, c_bits: int = 0) -> Module:
     p = m.OutputReg("p", out_bits)
     m.Always(Posedge(clk))(p(product))
     return m
+
+
+def mk_bitfusion_mul(a_bits: int, b_bits: int, out_bits: int, c_bits: int = 0) -> Module:
+    """BitFusion-style multiplier (Sharma et al., ISCA 2018): ``p <= a * b`` (or ``a * b * c``)
+    modulo ``2**out_bits``, registered, latency 1, with the ports of :func:`mk_mul`.
+
+    Each signed operand is split into 2-bit digits, ``a = sum_i a_i * 4**i``, where every
+    digit is unsigned (0..3) except the top one, which is signed (-2..1). A *BitBrick*
+    multiplies one digit of ``a`` by one digit of ``b``: both are widened to 3 bits (sign
+    bit for a top digit, zero otherwise) and multiplied as signed 3-bit numbers into a
+    6-bit product (only its bits that survive the shift modulo ``2**out_bits`` are built).
+    The bricks' products, shifted left by ``2 * (i + j)``, are summed
+    (``(a_bits / 2) * (b_bits / 2)`` bricks: 16 for int8). An odd width is sign-extended
+    by one bit first. With ``c_bits`` the exact product ``a * b`` (``a_bits + b_bits``
+    bits) is fused with ``c`` by a second brick array.
+    """
+    third = f"x{c_bits}" if c_bits else ""
+    m = Module(f"lego_bfmul_{a_bits}x{b_bits}{third}_{out_bits}")
+    clk = m.Input("clk")
+    a = m.Input("a", a_bits)
+    b = m.Input("b", b_bits)
+    if c_bits:
+        c = m.Input("c", c_bits)
+        ab_bits = _even(a_bits) + _even(b_bits)
+        ab = m.Wire("ab", ab_bits)
+        m.Assign(ab(_bitbricks(m, "ab", a, a_bits, b, b_bits, ab_bits)))
+        product = _bitbricks(m, "abc", ab, ab_bits, c, c_bits, out_bits)
+    else:
+        product = _bitbricks(m, "ab", a, a_bits, b, b_bits, out_bits)
+    p = m.OutputReg("p", out_bits)
+    m.Always(Posedge(clk))(p(product))
+    return m
+
+
+def _fit(sig, bits: int, to_bits: int):
+    """``sig`` sign-extended or truncated to ``to_bits``."""
+    return sign_extend(sig, bits, to_bits) if to_bits >= bits else sig[0:to_bits]
+
+
+def _even(bits: int) -> int:
+    return bits + bits % 2
+
+
+def _digits(m: Module, prefix: str, x, bits: int) -> list:
+    """The 2-bit digits of signed ``x`` as 3-bit BitBrick operands (``{sign, digit}``), low digit first."""
+    if bits % 2:
+        wide = m.Wire(f"{prefix}_ext", bits + 1)
+        m.Assign(wide(sign_extend(x, bits, bits + 1)))
+        x, bits = wide, bits + 1
+    digits = []
+    for i in range(bits // 2):
+        top = i == bits // 2 - 1  # the only signed digit
+        d = m.Wire(f"{prefix}{i}", 3)
+        m.Assign(d(Cat(x[2 * i + 1] if top else Int(0, 1, base=2), x[2 * i:2 * i + 2])))
+        digits.append(d)
+    return digits
+
+
+def _bitbricks(m: Module, prefix: str, x, x_bits: int, y, y_bits: int, out_bits: int):
+    """``x * y`` modulo ``2**out_bits`` as the shifted sum of 3-bit x 3-bit BitBrick products."""
+    xs = _digits(m, f"{prefix}_x", x, x_bits)
+    ys = _digits(m, f"{prefix}_y", y, y_bits)
+    total = None
+    for i, xd in enumerate(xs):
+        for j, yd in enumerate(ys):
+            shift = 2 * (i + j)
+            if shift >= out_bits:  # vanishes modulo 2**out_bits
+                continue
+            keep = out_bits - shift  # the product bits that survive the shift
+            w = min(6, keep)  # signed 3 x 3 bits: a 6-bit product, or its low ``keep`` bits
+            brick = m.Wire(f"{prefix}_bb{i}_{j}", w)
+            m.Assign(brick(_fit(xd, 3, w) * _fit(yd, 3, w)))
+            term = m.Wire(f"{prefix}_pp{i}_{j}", out_bits)
+            high = _fit(brick, w, keep)
+            m.Assign(term(Cat(high, Int(0, shift, base=10)) if shift else high))
+            total = term if total is None else total + term
+    return total
 
 
 def _product(m: Module, a, a_bits: int, b, b_bits: int, out_bits: int):

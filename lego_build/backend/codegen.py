@@ -3,11 +3,12 @@
 Rules: each input-tensor data node becomes a buffer-bank read (``L=1``) addressed
 by the tensor's address generator; every FU gets one *pin* per input tensor fed
 by its parent in the tensor's forest or by its read port; the FU opens into a
-multiplier (``L=1``) of its two (MAC) or three (MTTKRP, TTMc) operands. Output links are spatial reductions: an FU whose partial
-sums arrive from other FUs adds them to its product in an adder (``L=1``). At each
-output data node (a reduction sink) an accumulator (``L=1``), reset by the
-controller's ``first`` signal, sums over the temporal reduction loops, and a bank
-write enabled by ``commit`` stores the result.
+multiplier (``L=1``) of its two (MAC) or three (MTTKRP, TTMc) operands, a BitFusion
+BitBrick array when ``arch.fu=bitfusion`` (node attribute ``fu``). Output links are
+spatial reductions: an FU whose partial sums arrive from other FUs adds them to its
+product in an adder (``L=1``). At each output data node (a reduction sink) an
+accumulator (``L=1``), reset by the controller's ``first`` signal, sums over the
+temporal reduction loops, and a bank write enabled by ``commit`` stores the result.
 
 Several dataflows (a switchable design) share one DAG: a static ``cfg`` source
 (the controller's dataflow-select register) drives a multiplexer wherever an FU's
@@ -36,6 +37,9 @@ from lego_build.ir.dag import DAG, BufferSpec, Edge, Node
 LAT_READ, LAT_MUL, LAT_ADD, LAT_ACC = 1, 1, 1, 1
 #: multiplier operand ports, one per input tensor (MAC: two; MTTKRP / TTMc: three)
 MUL_PORTS = ("a", "b", "c")
+#: FU kinds (``arch.fu``): a plain signed multiplier, or BitFusion's 2-bit BitBrick shift-add
+#: (rtl_templates_free.mk_bitfusion_mul), recorded on the ``mul`` nodes as ``("fu", "bitfusion")``
+FUS = ("mac", "bitfusion")
 
 
 def addr_bits(depth: int) -> int:
@@ -115,8 +119,8 @@ def _sinks_last(fus, children):
 
 
 def build_dag(adg: ADG) -> DAG:
-    if adg.fu != "mac":
-        raise StageError(f"arch.fu={adg.fu!r}: only the MAC FU is generated so far")
+    if adg.fu not in FUS:
+        raise StageError(f"arch.fu={adg.fu!r}: the FUs generated are {', '.join(FUS)}")
     inputs = [n for n in adg.nets if n.role == "in"]
     (output,) = [n for n in adg.nets if n.role == "out"]
     if len(inputs) not in (2, 3):
@@ -178,7 +182,7 @@ def build_dag(adg: ADG) -> DAG:
     for s in adg.fus:
         f = fu_name(s)
         # widths start conservative (accumulator wide); the bitwidth pass narrows them
-        nodes.append(Node(f"mul_{f}", "mul", LAT_MUL, adg.acc_bits))
+        nodes.append(Node(f"mul_{f}", "mul", LAT_MUL, adg.acc_bits, (("fu", adg.fu),) if adg.fu != "mac" else ()))
         edges += [Edge(f"pin_{net.tensor}_{f}", "out", f"mul_{f}", port, net.bits)
                   for port, net in zip(operand_ports, inputs)]
         partial[s] = (f"mul_{f}", "p")

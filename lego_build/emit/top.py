@@ -8,7 +8,7 @@ from veriloggen import If, Int, Module, Mux, Posedge, StubModule
 
 from lego_build.ir.dag import DAG, Edge
 
-from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_fifo, mk_mac, mk_mul, mk_ppu
+from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_bitfusion_mul, mk_fifo, mk_mac, mk_mul, mk_ppu
 
 from .ctrl import mk_ctrl
 from .host import HostMap, host_map
@@ -147,7 +147,8 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
         elif n.kind == "mul":
             ports = [p for p in ("a", "b", "c") if (n.name, p) in inp]
             c_bits = _width_of(dag, n.name, "c") if "c" in ports else 0
-            mod = mk_mul(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width, c_bits)
+            make = mk_bitfusion_mul if attrs.get("fu") == "bitfusion" else mk_mul
+            mod = make(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width, c_bits)
             m.Instance(use(mod), f"u_{n.name}", ports=[("clk", clk)] + [(p, inp[(n.name, p)]) for p in ports]
                        + [("p", signal[(n.name, "p")])])
         elif n.kind == "add":

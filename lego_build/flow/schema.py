@@ -184,7 +184,10 @@ class ArchConf:
     Layers of other kernel families are lowered to ``family``
     (lego_build.analysis.lowering). ``control_flow`` is ``c`` of seed 004 eq. 3.6;
     ``d_s`` and ``d_t`` bound link length and FIFO depth (eq. 4.1, 4.3); ``d_t = 0``
-    means no FIFOs between FUs (direct links only).
+    means no FIFOs between FUs (direct links only). ``fu`` is the FU's multiplier:
+    ``mac`` (a signed ``operand_bits`` multiplier: int8 by default, 16-bit with
+    ``operand_bits=16``) or ``bitfusion`` (BitFusion-style shift-add of 2-bit x 2-bit
+    BitBrick products, rtl_templates_free.mk_bitfusion_mul; ``operand_bits`` even).
     """
 
     name: str = "systolic"
@@ -209,7 +212,10 @@ class ArchConf:
         _positive("arch", self, "rows", "cols", "operand_bits", "acc_bits", "d_s", "buffer_depth", "max_fus")
         if self.d_t < 0:
             raise ConfigError(f"arch.d_t={self.d_t}: must be >= 0 (0: no FIFOs between FUs)")
-        _choice("arch", "fu", self.fu, ("mac",))
+        _choice("arch", "fu", self.fu, ("mac", "bitfusion"))
+        if self.fu == "bitfusion" and self.operand_bits % 2:
+            raise ConfigError(f"arch.operand_bits={self.operand_bits}: arch.fu=bitfusion splits operands into "
+                              "2-bit digits, so it must be even")
         _choice("arch", "family", self.family, ("gemm", "conv2d", "mttkrp", "ttmc"))
         if self.rows * self.cols > self.max_fus:
             raise ConfigError(

@@ -5,7 +5,9 @@ A multiplier whose only consumer is an accumulator becomes one ``mac`` primitive
 FPGA tools map onto one DSP slice (multiplier, pipeline register, accumulator).
 The fused node keeps the pair's latency and the multiplier's control-flow anchor,
 so delay matching and the schedule are unchanged; the ``first`` input is delayed
-inside the primitive to meet the product at the accumulate stage.
+inside the primitive to meet the product at the accumulate stage. Multipliers of another
+FU kind (node attribute ``fu``, e.g. ``bitfusion``) are left alone, and so, all or
+nothing, is the whole array.
 """
 from __future__ import annotations
 
@@ -25,7 +27,8 @@ def run(dag: DAG, cfg=None) -> DAG:
     for n in dag.nodes:
         outs = consumers.get(n.name, [])
         two_operands = sum(1 for e in dag.edges if e.dst == n.name) == 2
-        if n.kind == "mul" and two_operands and len(outs) == 1 and nodes[outs[0].dst].kind == "acc" \
+        plain = dict(n.attrs).get("fu", "mac") == "mac"  # a BitFusion multiplier is no DSP-slice multiply
+        if n.kind == "mul" and plain and two_operands and len(outs) == 1 and nodes[outs[0].dst].kind == "acc" \
                 and outs[0].dst_port == "p":
             fused[outs[0].dst] = n.name
     anchored = {name for name, _ in dag.anchors}

@@ -24,7 +24,7 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import ceil, log2
 
 from lego_build.ir.dag import DAG
@@ -117,15 +117,11 @@ class HostMap:
 def host_map(dag: DAG) -> HostMap:
     ins = tuple(b.tensor for b in dag.buffers if b.role == "in")
     (out,) = (b for b in dag.buffers if b.role == "out")
-    n_regs = (dag.levels * (1 + len(dag.buffers)) + (1 if len(dag.dataflows) > 1 else 0)
-              + len(dag.shifts) * (1 + 2 * dag.levels))
-    if dag.ppu:
-        n_regs = -(-(n_regs + 3) // 256) * 256 + 256
-    return HostMap(
+    hm = HostMap(
         levels=dag.levels,
         reduction_levels=dag.reduction_levels,
         counter_bits=dag.counter_bits,
-        cfg_addr_bits=clog2(n_regs),
+        cfg_addr_bits=0,  # set below from the register count
         addr_bits=out.addr_bits,
         input_tensors=ins,
         output_tensor=out.tensor,
@@ -142,3 +138,4 @@ def host_map(dag: DAG) -> HostMap:
                             default=1),
         ppu=dag.ppu,
     )
+    return replace(hm, cfg_addr_bits=clog2(hm.n_regs))

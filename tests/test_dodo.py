@@ -468,3 +468,16 @@ def test_owned_dirs_follow_the_stage_table():
     by_name = {s.name: s for s in STAGES}
     if "rtl/lego_top.v" in by_name["emit"].outputs:
         assert owned["emit"] == ["rtl"]
+
+
+def test_layer_without_a_fitting_tile_names_layer_level_and_size(tmp_path):
+    """Issue 7, acceptance 5: a register file smaller than one partial sum leaves no valid mapping."""
+    project = make_project(tmp_path / "proj")
+    proc = doit(project, "map", "arch=zigzag_eyeriss_like", "workload=lenet", "arch.memory.1.size_bytes=1",
+                timeout=300)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("error: layer c1: no tile fits memory level rf_16B: the smallest tile needs 2 B, "
+                           "the level has 1 B"), line
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert not list((project / "out").glob("*/mapping.json"))

@@ -103,3 +103,21 @@ def test_model_file_presets_need_a_path(preset):
 def test_every_group_has_a_preset():
     for group in GROUPS:
         assert available_options(group), f"conf/{group}/ has no presets"
+
+
+@pytest.mark.parametrize("overrides, key", [
+    (["arch=zigzag_eyeriss_like", "arch.memory.0.roles=[inputs]"], "arch.memory[0].roles"),
+    (["arch=zigzag_eyeriss_like", "arch.memory.6.size_bytes=1024"], "arch.memory[6].size_bytes"),
+    (["arch=zigzag_eyeriss_like", "arch.memory.3.size_bytes=0"], "arch.memory[3].size_bytes"),
+    (["arch=zigzag_eyeriss_like", "arch.memory.4.per_pe=true"], "arch.memory[4].per_pe"),
+    (["arch=zigzag_eyeriss_like", "arch.memory.1.name=rf_64B_A"], "arch.memory[1].name"),
+    (["arch=zigzag_eyeriss_like", "arch.memory.0.width_bits=0"], "arch.memory[0].width_bits"),
+    (["arch=zigzag_eyeriss_like", "+arch.memory.0.partition={weight: 8}"], "arch.memory[0].partition"),
+    (["mapper.mapspace=ruby-x"], "mapper.mapspace"),
+    (["mapper.search=greedy"], "mapper.search"),
+    (["mapper.patience=0"], "mapper.patience"),
+])
+def test_bad_memory_and_mapper_settings_name_the_key(overrides, key):
+    with pytest.raises(ConfigError) as info:
+        compose(overrides)
+    assert str(info.value).startswith(key) and "\n" not in str(info.value)

@@ -16,14 +16,36 @@ def _map(overrides):
 
 def test_search_rejects_with_reasons_and_keeps_reduction_innermost():
     result = _map(["workload.M=32", "workload.N=24", "workload.K=40", "arch.rows=8", "arch.cols=8"])
-    assert result["candidates"] == {"valid": 2, "rejected": 4}
-    assert all("reduction loops must be innermost" in r for r in result["rejections"])
+    assert result["candidates"] == {"valid": 3, "rejected": 5}
+    rule = [r for r in result["rejections"] if "reduction loops are innermost" in r]
+    assert sorted(r.split(":")[0] for r in rule) == ["order m/k/n", "order n/k/m"]
+    assert all("pruned by" in r for r in result["rejections"] if r not in rule)  # the RTML trie, with its rule
     temporal = result["mapping"]["temporal"]
     assert temporal[-1]["dim"] == "k" and temporal[-1]["bound"] == 40
     assert {lp["dim"]: lp["bound"] for lp in temporal} == {"b": 1, "m": 4, "n": 3, "k": 40}
     assert result["utilization"] == 1.0
     # one cycle to start, 480 steps, then skew 7+7 and the read/multiply/accumulate pipeline
     assert result["compute_cycles"] == 1 + 4 * 3 * 40 + 14 + 3
+    # the whole layer fits the L1 banks: one tile, every tensor crosses DRAM once
+    assert result["schedule"]["tiles"] == {"b": [1, 1], "m": [1, 4], "n": [1, 3], "k": [1, 40]}
+    assert result["accesses"]["dram/input"]["reads"] == 32 * 40
+    assert result["accesses"]["dram/output"]["writes"] == 32 * 24
+
+
+def test_small_buffer_tiles_through_dram_and_pays_refetches():
+    big = _map(["workload.M=32", "workload.N=24", "workload.K=40", "arch.rows=8", "arch.cols=8"])
+    small = _map(["workload.M=32", "workload.N=24", "workload.K=40", "arch.rows=8", "arch.cols=8",
+                  "arch.buffer_depth=16"])
+    # 16 words per bank: k is tiled, the 32x24 outputs stay in L1 across the k tiles
+    assert small["schedule"]["tiles"]["k"][1] <= 16
+    assert small["energy_breakdown_pj"]["dram"] == big["energy_breakdown_pj"]["dram"]
+    tiles = 40 // small["schedule"]["tiles"]["k"][1]
+    assert small["compute_cycles"] == 480 + tiles * (1 + 14 + 3) > big["compute_cycles"]
+    # 4 words per bank cannot hold the outputs either: inputs are fetched again per output tile
+    tiny = _map(["workload.M=32", "workload.N=24", "workload.K=40", "arch.rows=8", "arch.cols=8",
+                 "arch.buffer_depth=4"])
+    assert tiny["energy_breakdown_pj"]["dram"] > big["energy_breakdown_pj"]["dram"]
+    assert tiny["accesses"]["dram/input"]["reads"] + tiny["accesses"]["dram/weight"]["reads"] > 32 * 40 + 40 * 24
 
 
 def test_objectives_agree_on_this_mapspace():
@@ -56,3 +78,13 @@ def test_layer_whose_reuse_breaks_a_link_is_reported():
     assert link_conflict(stride1, adg, df, cfg.arch) == ""
     reason = link_conflict(conv2d(1, 4, 4, 8, 8, 3, 3, 2, 1), adg, df, cfg.arch)
     assert reason.startswith("tensor X cannot use the array's direct link")
+
+
+def test_exhaustive_search_on_a_large_layer_stops_with_advice():
+    from lego_build.flow.stages import InputError
+
+    cfg = compose(["arch=nvdla", "workload=resnet18", "mapper.search=exhaustive"])
+    layers = [({"name": layer.name, "op": layer.op, "count": layer.count}, layer.kernel)
+              for layer in workload_from_config(cfg.workload).layers]
+    with pytest.raises(InputError, match=r"^layer conv1: exhaustive mapspace has about .* use mapper.search=rtml"):
+        map_workload(layers, cfg.arch, cfg.mapper)

@@ -43,7 +43,7 @@ def _verilator():
     ["arch=lego_khoh_icoc", "arch.rows=4", "arch.cols=4", "workload=conv2d", "workload.in_h=8", "workload.in_w=6",
      "workload.in_ch=1", "workload.out_ch=2", "workload.kh=4", "mapper.objective=latency"],
     ["arch=lego_khoh_icoc", "arch.rows=4", "arch.cols=4", "workload=conv2d", "workload.in_h=6", "workload.in_w=6",
-     "workload.in_ch=4", "workload.out_ch=4"],
+     "workload.in_ch=4", "workload.out_ch=4", "mapper.objective=latency"],
     # ShiDianNao-like OH-OW: inputs shift between neighbours through FIFOs (kw: depth 1, kh: depth KW)
     ["arch=shidiannao", "workload=conv2d", "workload.in_h=9", "workload.in_w=10", "workload.in_ch=2",
      "workload.out_ch=3", "workload.kh=5", "workload.kw=4"],
@@ -105,7 +105,8 @@ def test_fifo_words_are_what_the_shidiannao_array_computes_with(tmp_path, monkey
 def test_one_build_runs_a_tile_of_each_layer_kind_switching_dataflow(tmp_path):
     """Issue 6 acceptance 2: one Verilator process runs MobileNetV2's conv, depthwise, 1x1 and
     classifier tiles back to back; the switchable array changes dataflow by a register write."""
-    cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "workload=mobilenetv2", "target.tile_steps=600"])
+    cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "workload=mobilenetv2", "target.tile_steps=600",
+                   "mapper.objective=edp"])
     run_all(cfg, tmp_path)
     sim = read_json(tmp_path / "sim" / "result.json")
     assert sim["status"] == "pass" and sim["mismatches"] == 0, sim

@@ -107,16 +107,19 @@ def code_hash(root: Path | None = None, dirs: Iterable[str] = CODE_DIRS) -> str:
 
 
 def run_stage_action(name: str, cfg, design_dir: str):
-    """doit python-action: run one stage; a :class:`StageError` becomes one line and a failed task.
+    """doit python-action: run one stage; a :class:`StageError` becomes one line and a failed task,
+    an :class:`InputError` one line and exit status 2.
 
     Any other exception is a bug in a stage and propagates (doit shows its traceback).
     """
     from doit.exceptions import TaskFailed
 
-    from .stages import StageError, run_stage
+    from .stages import InputError, StageError, run_stage
 
     try:
         run_stage(name, cfg, Path(design_dir))
+    except InputError as exc:  # bad input found by the stage: like a config error, exit 2
+        exit_with_error(exc)
     except StageError as exc:
         print_error(exc)
         return TaskFailed(f"stage {name} stopped (see the 'error:' line above)")

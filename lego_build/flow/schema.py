@@ -161,6 +161,58 @@ class EnergyConf:
 
 
 @dataclass
+class MemLevelConf:
+    """One memory level of the cost model (seed 001 §3 resource allocation), listed inner -> outer.
+
+    ``size_bytes`` is per instance (0: unbounded, the DRAM level, which must be last);
+    ``roles`` are the tensors it stores (``input``, ``weight``, ``output``; the others
+    bypass it); ``read_pj``/``write_pj`` per access of ``width_bits`` (-1: Table 5.2
+    interpolated from the size); ``bandwidth_bits`` per cycle per instance (0:
+    unlimited); ``per_pe`` levels are replicated per PE below the array; ``partition``
+    gives per-role sizes instead of one shared ``size_bytes``.
+    """
+
+    name: str = MISSING
+    size_bytes: int = 0
+    roles: List[str] = field(default_factory=lambda: ["input", "weight", "output"])
+    read_pj: float = -1.0
+    write_pj: float = -1.0
+    width_bits: int = 16
+    bandwidth_bits: float = 0.0
+    per_pe: bool = False
+    partition: Dict[str, int] = field(default_factory=dict)
+    double_buffered: bool = True
+
+
+def _check_memory(levels: List[MemLevelConf]) -> None:
+    roles = ("input", "weight", "output")
+    names = set()
+    for i, m in enumerate(levels):
+        key = f"arch.memory[{i}]"
+        if m.name in names:
+            raise ConfigError(f"{key}.name={m.name!r}: two levels have this name")
+        names.add(m.name)
+        for r in (*m.roles, *m.partition):
+            if r not in roles:
+                raise ConfigError(f"{key}.roles: unknown role {r!r}; roles: {', '.join(roles)}")
+        missing = [r for r in m.roles if m.partition and r not in m.partition]
+        if missing:
+            raise ConfigError(f"{key}.partition: no size for role {missing[0]!r} (give every stored role a size)")
+        if m.size_bytes < 0 or any(v <= 0 for v in m.partition.values()):
+            raise ConfigError(f"{key}.size_bytes={m.size_bytes}: sizes must be positive (0 only for DRAM)")
+        if m.width_bits <= 0 or m.bandwidth_bits < 0:
+            raise ConfigError(f"{key}.width_bits={m.width_bits}, bandwidth_bits={m.bandwidth_bits}: must be positive")
+        last = i == len(levels) - 1
+        if (m.size_bytes == 0 and not m.partition) != last:
+            raise ConfigError(f"{key}.size_bytes={m.size_bytes}: exactly the last (outermost) level, DRAM, "
+                              "is unbounded (size_bytes=0)")
+        if m.per_pe and (last or (i and not levels[i - 1].per_pe)):
+            raise ConfigError(f"{key}.per_pe: per-PE levels must be the innermost ones, below every shared level")
+    if levels and all(m.per_pe for m in levels[:-1]) and len(levels) < 2:
+        raise ConfigError("arch.memory: give at least one on-chip level and DRAM")
+
+
+@dataclass
 class DataflowConf:
     """One spatial dataflow of the array (seed 004 §3.2), written by dim names of ``arch.family``.
 
@@ -207,8 +259,10 @@ class ArchConf:
     clock_mhz: float = 500.0
     dram_bytes_per_cycle: float = 16.0
     energy: EnergyConf = field(default_factory=EnergyConf)
+    memory: List[MemLevelConf] = field(default_factory=list)  # cost-model levels; empty: the generated array's own
 
     def __post_init__(self) -> None:
+        _check_memory(self.memory)
         _positive("arch", self, "rows", "cols", "operand_bits", "acc_bits", "d_s", "buffer_depth", "max_fus")
         if self.d_t < 0:
             raise ConfigError(f"arch.d_t={self.d_t}: must be >= 0 (0: no FIFOs between FUs)")
@@ -236,13 +290,28 @@ class ArchConf:
 # --------------------------------------------------------------------------- mapper
 @dataclass
 class MapperConf:
+    """How the ``map`` stage searches (lego_build.mapping.searches).
+
+    ``mapspace``: ``pfm`` (perfect factors), ``ruby-s`` / ``ruby-t`` / ``ruby`` (a
+    partial last tile at spatial / temporal / all levels, seed 002). On a generated
+    array the spatial unrolling is the dataflow's, whose address generators already
+    run a partial last tile (idle FUs), so the mapspace governs the temporal levels.
+    ``search``: ``rtml`` (seed 000 pruned), ``random`` (Timeloop-style: stops after
+    ``patience`` non-improving valid mappings; ``seed``), ``exhaustive`` (small layers).
+    """
+
     name: str = "pfm"
     objective: str = "energy"
     mapspace: str = "pfm"
+    search: str = "rtml"
+    patience: int = 300
+    seed: int = 0
 
     def __post_init__(self) -> None:
         _choice("mapper", "objective", self.objective, ("energy", "latency", "edp"))
-        _choice("mapper", "mapspace", self.mapspace, ("pfm",))
+        _choice("mapper", "mapspace", self.mapspace, ("pfm", "ruby", "ruby-s", "ruby-t"))
+        _choice("mapper", "search", self.search, ("rtml", "random", "exhaustive"))
+        _positive("mapper", self, "patience")
 
 
 # --------------------------------------------------------------------------- optimizer

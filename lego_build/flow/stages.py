@@ -18,6 +18,10 @@ class StageError(RuntimeError):
     """A stage cannot proceed on this design; the message is one line and says what to change."""
 
 
+class InputError(StageError):
+    """The configuration is valid but unusable for this workload (e.g. no tile fits a buffer): exit 2."""
+
+
 @dataclass(frozen=True)
 class Stage:
     name: str

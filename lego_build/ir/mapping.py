@@ -69,3 +69,26 @@ class Mapping:
             spatial=tuple((s["dim"], s["extent"]) for s in data["spatial"]),
             temporal=tuple(Loop(t["dim"], t["bound"], t["stride"]) for t in data["temporal"]),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """A multi-level mapping on a memory hierarchy (seed 001 Alg. 2, seed 002 eq. 5).
+
+    ``spatial`` is per array axis (rows, cols) the ``(dim, P)`` unrolled on it;
+    ``tiles`` is per dim the factor ``P`` of each temporal level, memory levels inner
+    -> outer (the outermost level's factor is derived from the bound); ``orders`` is
+    per memory level (inner -> outer) the loop order at that level, outer -> inner.
+    Remainders are implied by the bounds (:func:`lego_build.mapping.model.dim_tiling`).
+    """
+
+    spatial: tuple[tuple[tuple[str, int], ...], ...]
+    tiles: tuple[tuple[str, tuple[int, ...]], ...]
+    orders: tuple[tuple[str, ...], ...]
+
+    def to_json(self) -> dict:
+        return {
+            "spatial": [[{"dim": d, "factor": p} for d, p in axis] for axis in self.spatial],
+            "tiles": {d: list(ps) for d, ps in self.tiles},
+            "orders": [list(o) for o in self.orders],
+        }

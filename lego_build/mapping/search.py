@@ -1,23 +1,17 @@
-"""Ask/tell search over loop orders (timeloop-style ``next`` / ``report``).
+"""The controller's loop nest of a layer on a generated array (one temporal loop per dim).
 
-The mapspace here is the perfect-factorization skeleton: every dim unrolled on
-the array is tiled by the array extent (edge tiles padded), every other dim is a
-full temporal loop, and the search is over the order of the loops that iterate
-more than once. One-trip loops never move: those of output dims sit outermost,
-those of reduction dims innermost, because the generated controller treats its
-innermost ``len(reduction dims)`` counters as the accumulation loops. Every rejected
-candidate carries its reason.
+Every dim unrolled on the array is tiled by the array extent (edge tiles padded);
+every other dim is a full temporal loop. One-trip loops never move: those of output
+dims sit outermost, those of reduction dims innermost, because the generated
+controller treats its innermost ``len(reduction dims)`` counters as the accumulation
+loops. The mapper (:mod:`lego_build.mapping.stage`) chooses the order of the others.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from itertools import permutations
-from typing import Iterator
+from dataclasses import dataclass
 
 from lego_build.ir.mapping import Loop, Mapping
 from lego_build.ir.workload import Kernel
-
-from .cost import Cost
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +31,19 @@ def tiled_loops(kernel: Kernel, spatial: tuple[tuple[str, int], ...]) -> dict[st
     return loops
 
 
+def controller_mapping(kernel: Kernel, spatial: tuple[tuple[str, int], ...], order: tuple[str, ...]) -> Mapping:
+    """The controller's nest: the moving loops in ``order``, one-trip output loops outside, reduction inside."""
+    loops = tiled_loops(kernel, spatial)
+    reduction = {kernel.dims[d].name for d in kernel.reduction_dims}
+    names = [d.name for d in kernel.dims]
+    moving = [d for d in order if loops[d].bound > 1]
+    rest = [d for d in names if loops[d].bound > 1 and d not in moving]
+    moving = [d for d in rest if d not in reduction] + moving + [d for d in rest if d in reduction]
+    outer = [d for d in names if loops[d].bound == 1 and d not in reduction]
+    inner = [d for d in names if loops[d].bound == 1 and d in reduction]
+    return Mapping(spatial, tuple(loops[d] for d in (*outer, *moving, *inner)))
+
+
 def pre_check(kernel: Kernel, mapping: Mapping) -> Status:
     """Cheap legality checks before costing."""
     reduction = {kernel.dims[d].name for d in kernel.reduction_dims}
@@ -50,49 +57,3 @@ def pre_check(kernel: Kernel, mapping: Mapping) -> Status:
             return Status(False, f"reduction loop outside {loop.dim}: the FU accumulates its output in place, "
                                  "so reduction loops must be innermost")
     return Status(True)
-
-
-@dataclass
-class OrderSearch:
-    """Exhaustive over loop orders; ``next()`` asks, ``report()`` tells."""
-
-    kernel: Kernel
-    spatial: tuple[tuple[str, int], ...]
-    objective: str
-    fixed_order: tuple[str, ...] = ()  # the hardware's loop order (outermost level per dim), if it has one
-    best: tuple[Mapping, Cost] | None = None
-    log: list[dict] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._loops = tiled_loops(self.kernel, self.spatial)
-        names = [d.name for d in self.kernel.dims]
-        reduction = {self.kernel.dims[d].name for d in self.kernel.reduction_dims}
-        fixed = [n for n in names if self._loops[n].bound == 1]
-        self._outer = [n for n in fixed if n not in reduction]
-        self._inner = [n for n in fixed if n in reduction]
-        moving = [n for n in names if self._loops[n].bound > 1]
-        self._orders: Iterator[tuple[str, ...]] = permutations(moving)
-        self._fixed = [d for d in self.fixed_order if d in moving]
-        self._pending: Mapping | None = None
-
-    def next(self) -> Mapping | None:
-        order = next(self._orders, None)
-        if order is None:
-            return None
-        self._pending = Mapping(self.spatial, tuple(self._loops[d] for d in (*self._outer, *order, *self._inner)))
-        return self._pending
-
-    def report(self, status: Status, cost: Cost | None = None) -> None:
-        mapping = self._pending
-        assert mapping is not None
-        order = [lp.dim for lp in mapping.temporal if lp.bound > 1]
-        if status.ok and self._fixed and order != self._fixed:
-            status = Status(False, f"the array's temporal dataflow fixes the loop order {self.fixed_order}")
-        if not status.ok:
-            self.log.append({"order": order, "status": "rejected", "reason": status.reason})
-            return
-        assert cost is not None
-        score = cost.objective(self.objective)
-        self.log.append({"order": order, "status": "valid", self.objective: score})
-        if self.best is None or score < self.best[1].objective(self.objective):
-            self.best = (mapping, cost)

@@ -7,21 +7,27 @@ the reason.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from lego_build.analysis.lowering import lower, reference_kernel
 from lego_build.analysis.stage import load_layers
 from lego_build.flow.atomic import write_json
+from lego_build.flow.progress import Progress
 from lego_build.flow.schema import LegoConfig
-from lego_build.flow.stages import StageError
+from lego_build.flow.stages import InputError, StageError
 from lego_build.frontend.adg_build import build_adg
 from lego_build.frontend.links import candidate_links
 from lego_build.ir.adg import ADG
 from lego_build.ir.dataflow import Dataflow
 from lego_build.ir.workload import Kernel
 
-from .cost import NetShape, evaluate
-from .search import OrderSearch, pre_check
+from lego_build.ir.memory import Hierarchy
+
+from .hierarchy import array_hierarchy, from_conf
+from .model import Model, role
+from .search import controller_mapping
+from .searches import Mapspace, Rules, make_search
 
 
 def link_conflict(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> str:
@@ -68,39 +74,88 @@ def pipeline_latency(adg: ADG) -> int:
     return dag.with_delays(greedy_schedule(dag)).latency
 
 
-def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int | None = None) -> dict:
-    """Best loop order of ``kernel`` under ``dataflow`` (respecting a fixed temporal order)."""
-    def uses(items, dfs):
-        return sum(1 for _, d in zip(items, dfs) if dataflow.name in d)
+def _hierarchy(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> Hierarchy:
+    """The arch's declared levels, or the generated array's (ports of each tensor under ``dataflow``)."""
+    if arch.memory:
+        return from_conf(arch)
+    roles = {t.name: role(kernel, t) for t in kernel.tensors}
+    ports: dict[str, int] = {}
+    for net in adg.nets:
+        if net.tensor in roles:
+            used = sum(1 for dfs in net.port_dataflows if dataflow.name in dfs) if net.port_dataflows else len(net.ports)
+            ports[roles[net.tensor]] = ports.get(roles[net.tensor], 0) + used
+    bits = {roles[t.name]: t.bits for t in kernel.tensors}
+    return array_hierarchy(arch, ports, bits)
 
-    nets = tuple(NetShape(n.tensor, uses(n.ports, n.port_dataflows),
-                          sum(1 for lk in n.links if dataflow.name in lk.dataflows)) for n in adg.nets)
+
+def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int) -> Mapspace:
+    """The mapspace of ``kernel`` on the generated array under ``dataflow``.
+
+    The array's spatial unrolling is the dataflow's; the controller level (the
+    innermost shared memory) keeps reduction loops innermost and the dataflow's fixed
+    loop order if it has one; the levels above it are tiles the host steps through,
+    each a controller run costing a start cycle and the pipeline ``latency``.
+    """
+    h = _hierarchy(kernel, adg, dataflow, arch)
+    f = h.fanout
+    reduction = frozenset(kernel.dims[d].name for d in kernel.reduction_dims)
+    rules = Rules(
+        spatial=tuple(tuple(axis) for axis in dataflow.axes) + ((),) * (2 - len(dataflow.axes)),
+        order=((f, dataflow.loop_order),) if dataflow.loop_order else (),
+        innermost=((f, reduction),) if not arch.memory else (),
+        unit=tuple(range(f)) if not arch.memory else (),
+    )
+    # partial sums live in the array's accumulators: cost them at arch.acc_bits
+    out = kernel.output
+    costed = replace(kernel, tensors=tuple(replace(t, bits=arch.acc_bits) if t is out else t for t in kernel.tensors))
+    return Mapspace(Model(costed, h, arch.operand_bits, tile_overhead=1 + max(1, latency)), mapper.mapspace, rules)
+
+
+def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int | None = None) -> dict:
+    """Best schedule of ``kernel`` under ``dataflow`` by ``mapper.search`` (ask/tell, reasons kept)."""
     latency = pipeline_latency(adg) if latency is None else latency
-    search = OrderSearch(kernel, dataflow.virtual, mapper.objective, dataflow.loop_order)
-    while (mapping := search.next()) is not None:
-        status = pre_check(kernel, mapping)
-        search.report(status, evaluate(kernel, mapping, nets, arch, latency) if status.ok else None)
-    if search.best is None:
-        reasons = sorted({entry["reason"] for entry in search.log})
-        return {"status": "unmappable", "reason": reasons[-1] if reasons else "empty mapspace"}
-    mapping, cost = search.best
+    space = layer_space(kernel, adg, dataflow, arch, mapper, latency)
+    search = make_search(mapper.search, space, mapper.objective, seed=mapper.seed, patience=mapper.patience)
+    best = search.run()
+    rejected = [e["reason"] for e in search.log if e["status"] == "rejected"]
+    if best is None:
+        return {"status": "unmappable", "reason": unmappable_reason(search, space)}
+    schedule, ev = best
+    f = space.h.fanout
+    mapping = controller_mapping(kernel, dataflow.virtual, schedule.orders[f])
     return {
         "status": "mapped",
         "dataflow": dataflow.name,
         "dims": {d.name: d.bound for d in kernel.dims},
         "macs": kernel.macs,
         "mapping": mapping.to_json(),
+        "schedule": schedule.to_json(),
+        "tilings": {d: [list(pr) for pr in t.factors] for d, t in ev.tilings},
         "steps": mapping.steps,
-        "energy_pj": round(cost.energy_pj, 6),
-        "energy_breakdown_pj": {k: round(v, 6) for k, v in cost.breakdown_pj},
-        "compute_cycles": cost.compute_cycles,
-        "dram_cycles": cost.dram_cycles,
-        "cycles": cost.cycles,
-        "utilization": round(cost.utilization, 6),
-        "candidates": {"valid": sum(e["status"] == "valid" for e in search.log),
-                       "rejected": sum(e["status"] == "rejected" for e in search.log)},
-        "rejections": sorted({e["reason"] for e in search.log if e["status"] == "rejected"}),
+        "energy_pj": round(ev.energy_pj, 6),
+        "energy_breakdown_pj": {k: round(v, 6) for k, v in sorted(ev.by_level().items())},
+        "energy_by_tensor_pj": {k: round(v, 6) for k, v in sorted(ev.by_role().items())},
+        "energy_level_tensor_pj": {f"{lv}/{r}": round(pj, 6) for lv, r, pj in ev.breakdown},
+        "accesses": {f"{lv}/{r}": {"reads": round(rd, 3), "writes": round(wr, 3)} for lv, r, rd, wr in ev.accesses},
+        "compute_cycles": ev.compute_cycles,
+        "level_cycles": {k: round(v, 3) for k, v in ev.level_cycles},
+        "cycles": ev.cycles,
+        "utilization": round(ev.utilization, 6),
+        "candidates": {"valid": sum(e["status"] == "valid" for e in search.log), "rejected": len(rejected)},
+        "rejections": sorted(set(rejected))[:20],
     }
+
+
+def unmappable_reason(search, space: Mapspace) -> str:
+    """Why no candidate was valid, naming the level and the smallest size a tile needed."""
+    if search.smallest:
+        level, need = min(search.smallest.items(), key=lambda kv: kv[1])
+        lv = next((x for x in space.h.levels if level.startswith(x.name)), None)
+        have = lv.capacity(level.split("(")[-1].rstrip(")")) if lv and "(" in level else lv.size_bytes if lv else None
+        return (f"no tile fits memory level {level}: the smallest tile needs {need} B, the level has {have} B; "
+                f"make it at least {need} B (arch.buffer_depth or arch.memory)")
+    reasons = sorted({e["reason"] for e in search.log if e["status"] == "rejected"})
+    return reasons[-1] if reasons else "empty mapspace"
 
 
 def best_dataflow(kernel: Kernel, adg: ADG, arch, mapper, latency: int) -> dict:
@@ -115,7 +170,9 @@ def best_dataflow(kernel: Kernel, adg: ADG, arch, mapper, latency: int) -> dict:
         (results if result["status"] == "mapped" else reasons).append(
             result if result["status"] == "mapped" else result["reason"])
     if not results:
-        return {"status": "unmappable", "reason": "; ".join(reasons)}
+        # the arch or the mapper settings cannot serve this layer at all: the build stops (exit 2)
+        fatal = [r for r in reasons if r.startswith("no tile fits") or "use mapper.search=" in r]
+        return {"status": "unmappable", "reason": "; ".join(reasons), **({"fatal": fatal[0]} if fatal else {})}
     key = {"energy": "energy_pj", "latency": "cycles", "edp": None}[mapper.objective]
     return min(results, key=lambda r: r["energy_pj"] * r["cycles"] if key is None else r[key])
 
@@ -128,9 +185,9 @@ def map_workload(layers, arch, mapper) -> dict:
     latency = pipeline_latency(adg)
     cache: dict[Kernel, dict] = {}
     entries = []
-    for entry, kernel in layers:
-        if kernel is None:
-            continue
+    todo = [(entry, kernel) for entry, kernel in layers if kernel is not None]
+    bar = Progress("map", len(todo))
+    for entry, kernel in todo:
         row = {"name": entry["name"], "op": entry["op"], "count": entry["count"]}
         lowered = lower(kernel, arch.family)
         if lowered is None:
@@ -139,7 +196,12 @@ def map_workload(layers, arch, mapper) -> dict:
             if lowered not in cache:
                 cache[lowered] = best_dataflow(lowered, adg, arch, mapper, latency)
             row.update(cache[lowered])
+            if "fatal" in row:
+                bar.close()
+                raise InputError(f"layer {entry['name']}: {row['fatal']}")
         entries.append(row)
+        bar.step(entry["name"])
+    bar.close()
     mapped = [e for e in entries if e["status"] == "mapped"]
     totals = {
         "layers_mapped": sum(e["count"] for e in mapped),

@@ -1,0 +1,109 @@
+"""Mapspaces and the ask/tell searches (lego_build.mapping.searches) on real layer shapes."""
+import pytest
+
+from lego_build.analysis.kernels import conv2d, gemm
+from lego_build.analysis.lowering import lower
+from lego_build.ir.memory import Hierarchy, MemLevel
+from lego_build.mapping.model import Model
+from lego_build.mapping.searches import Exhaustive, Mapspace, RandomSearch, Rtml, Rules, make_search
+from lego_build.workloads import network
+
+ALL = ("input", "weight", "output")
+TWO_LEVEL = Hierarchy("t", (MemLevel("rf", 32, ALL, 0.06, 0.06, 16, per_pe=True),
+                            MemLevel("dram", None, ALL, 200, 200, 16)), 2, 2, 0.075, 0.035)
+GEMM_AXES = Rules(axes=(("m", "n"), ("n", "k")))
+
+
+def small_real_layers(limit=15000):
+    """Distinct layers of LeNet, SqueezeNet and MobileNetV2 (as GEMMs) whose exhaustive space is small."""
+    seen = {}
+    for name in ("lenet", "squeezenet", "mobilenetv2"):
+        for layer in network(name, 1, 8):
+            k = lower(layer.kernel, "gemm") if layer.kernel is not None else None
+            if k is None or k in seen:
+                continue
+            ms = Mapspace(Model(k, TWO_LEVEL), "pfm", GEMM_AXES)
+            if Exhaustive(ms, "energy", limit=limit).size() <= limit:
+                seen[k] = f"{name}/{layer.name}"
+    return seen
+
+
+def test_rtml_finds_the_exhaustive_optimum_on_real_layers():
+    layers = small_real_layers()
+    assert len(layers) >= 12
+    for k, name in layers.items():
+        ms = Mapspace(Model(k, TWO_LEVEL), "pfm", GEMM_AXES)
+        ex = Exhaustive(ms, "energy", limit=20000)
+        best = ex.run()
+        rtml = Rtml(ms, "energy")
+        found = rtml.run()
+        assert found[1].energy_pj == pytest.approx(best[1].energy_pj, rel=1e-9), name
+        assert len(rtml.log) < len(ex.log), name  # pruned: fewer candidates costed
+
+
+def test_every_search_logs_a_reason_for_each_rejection():
+    k = gemm(12, 6, 4, bits=16, acc_bits=16)
+    h = Hierarchy("t", (MemLevel("rf", 16, ALL, 0.12, 0.12, 16, per_pe=True),
+                        MemLevel("glb", 64, ALL, 3, 3, 16), MemLevel("dram", None, ALL, 200, 200, 16)),
+                  4, 4, 0.075, 0.035)
+    ms = Mapspace(Model(k, h), "ruby", Rules(axes=(("m", "n"), ("n", "k"))))
+    reasons = {}
+    for search in (Exhaustive(ms, "edp"), RandomSearch(ms, "edp", patience=50, seed=3), Rtml(ms, "edp")):
+        search.run()
+        rejected = [e for e in search.log if e["status"] == "rejected"]
+        assert rejected and all(e["reason"] for e in rejected), type(search).__name__
+        assert search.best is not None
+        reasons[type(search).__name__] = " ".join(e["reason"] for e in rejected)
+    assert "the tile needs" in reasons["Exhaustive"] and "the tile needs" in reasons["RandomSearch"]
+    assert "pruned by" in reasons["Rtml"]  # the trie's rules; RTML only proposes tiles that fit
+
+
+def test_random_search_stops_after_patience_non_improving_valid_mappings():
+    k = lower(network("lenet", 1, 8)[0].kernel, "gemm")
+    ms = Mapspace(Model(k, TWO_LEVEL), "pfm", GEMM_AXES)
+    rs = RandomSearch(ms, "energy", patience=40, seed=7)
+    rs.run()
+    valid = [e["energy"] for e in rs.log if e["status"] == "valid"]
+    best_at = valid.index(min(valid))
+    assert len(valid) - 1 - best_at == 40
+    again = RandomSearch(ms, "energy", patience=40, seed=7)
+    again.run()
+    assert again.log == rs.log  # seeded: reproducible
+
+
+def test_exhaustive_refuses_a_large_space_with_advice():
+    k = conv2d(1, 64, 64, 56, 56, 3, 3, pad=1)
+    ms = Mapspace(Model(lower(k, "conv2d"), TWO_LEVEL), "pfm", Rules(axes=(("kh", "ic"), ("oh", "oc"))))
+    ex = Exhaustive(ms, "energy")
+    assert ex.run() is None
+    assert "use mapper.search=rtml or random" in ex.log[-1]["reason"]
+
+
+def test_ruby_s_contains_pfm_and_reproduces_the_alexnet_layer2_unrollings():
+    """Seed 002 §V: PFM splits Q=27 as 9 groups of 3 (x4 over M); Ruby-S uses groups of 7 (x2 over M)."""
+    from lego_build import compose
+    from lego_build.mapping.hierarchy import from_conf
+
+    arch = compose(["arch=eyeriss_ruby"]).arch
+    k = conv2d(1, 48, 128, 27, 27, 5, 5, pad=2, bits=16, acc_bits=32)
+    rules = Rules(axes=(("kh", "ic"), ("oh", "oc")), max_spatial=12, required=("kh", "oh"))
+    found = {}
+    for space in ("pfm", "ruby-s"):
+        found[space] = make_search("rtml", Mapspace(Model(k, from_conf(arch), 16), space, rules), "edp").run()
+    (ps, pe), (rs, re) = found["pfm"], found["ruby-s"]
+    assert ps.spatial == ((("kh", 5), ("ic", 2)), (("oh", 3), ("oc", 4)))
+    assert rs.spatial == ((("kh", 5), ("ic", 2)), (("oh", 7), ("oc", 2)))
+    assert pe.utilization == pytest.approx(120 / 168)  # 71 %
+    assert re.utilization == pytest.approx(140 / 168 * 27 / 28)  # 80 % (the paper quotes 85 %)
+    assert re.energy_pj * re.cycles < pe.energy_pj * pe.cycles
+
+
+def test_a_fixed_unrolling_may_run_a_partial_tile_even_in_pfm():
+    """A generated array's unrolling is its dataflow's: a 10-row layer on 4 rows pads the last tile."""
+    k = gemm(10, 4, 8, bits=16, acc_bits=16)
+    h = Hierarchy("t", (MemLevel("l1", 4096, ALL, 6, 6, 16), MemLevel("dram", None, ALL, 200, 200, 16)),
+                  4, 4, 0.075, 0.035)
+    ms = Mapspace(Model(k, h), "pfm", Rules(spatial=((("m", 4),), (("n", 4),))))
+    s, ev = Rtml(ms, "energy").run()
+    assert s.spatial == ((("m", 4),), (("n", 4),)) and ev.compute_cycles == 3 * 8
+    assert Mapspace(Model(k, h), "pfm", Rules(axes=(("m",), ("n",)))).spatial_options()[0][0] == (("m", 2),)

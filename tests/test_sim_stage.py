@@ -152,3 +152,23 @@ def test_waveform_target_writes_a_waveform(tmp_path):
     if wave.suffix == ".vcd":
         assert "lego_top" in wave.read_text()[:20000]
     assert read_json(tmp_path / "sim" / "result.json")["status"] == "pass"
+
+
+def test_the_simulated_tile_is_the_mappers_and_its_remainder_runs_as_the_edge_tile(tmp_path):
+    """16-word banks: the mapper tiles K=42 by 4 at the controller level (10 tiles + a partial
+    one of 2, Ruby-T at the DRAM level); Verilator runs that tile and the partial one, in the
+    cycles the mapper predicted for a tile."""
+    cfg = compose(["arch.rows=8", "arch.cols=8", "arch.buffer_depth=16", "workload.M=32", "workload.N=24",
+                   "workload.K=42"])
+    run_all(cfg, tmp_path)
+    layer = read_json(tmp_path / "mapping.json")["layers"][0]
+    sim = read_json(tmp_path / "sim" / "result.json")
+    assert sim["match"] and sim["cycles_match"], sim
+    first, edge = sim["tiles"]
+    assert first["tile"] == layer["tile"] and layer["tile"]["k"] < 42
+    tiles = -(-42 // layer["tile"]["k"])
+    assert edge["kind"] == "edge" and edge["tile"]["k"] == 42 - (tiles - 1) * layer["tile"]["k"]
+    per_tile = (layer["compute_cycles"] - layer["steps"]) // tiles  # start cycle + pipeline latency
+    steps = first["steps"]
+    assert first["cycles_simulated"] == steps + per_tile
+    assert layer["compute_cycles"] == (tiles - 1) * (steps + per_tile) + edge["steps"] + per_tile

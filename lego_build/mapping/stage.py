@@ -8,6 +8,7 @@ the reason.
 from __future__ import annotations
 
 from dataclasses import replace
+from math import prod
 from pathlib import Path
 
 from lego_build.analysis.lowering import lower, reference_kernel
@@ -123,6 +124,8 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
     schedule, ev = best
     f = space.h.fanout
     mapping = controller_mapping(kernel, dataflow.virtual, schedule.orders[f])
+    inside = range(space.m.t_pos[f], len(space.m.pos))  # the controller level's block: one tile
+    tile = {d: min(space.bound[d], prod(t.factors[j][0] for j in inside)) for d, t in ev.tilings}
     return {
         "status": "mapped",
         "dataflow": dataflow.name,
@@ -130,6 +133,7 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
         "macs": kernel.macs,
         "mapping": mapping.to_json(),
         "schedule": schedule.to_json(),
+        "tile": tile,
         "tilings": {d: [list(pr) for pr in t.factors] for d, t in ev.tilings},
         "steps": mapping.steps,
         "energy_pj": round(ev.energy_pj, 6),

@@ -73,9 +73,10 @@ class Tile:
 
 def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
     """The first mapped layer of each kind present (first conv, a depthwise conv, a 1x1 conv,
-    an fc/matmul, ...), in network order, each lowered to the array's family, clipped to a
-    tile that fits, and run with the dataflow the mapper chose for its layer; plus the
-    last (``edge``) tile of the first layer that needs several, with remainder bounds."""
+    an fc/matmul, ...), in network order, each lowered to the array's family, as the mapper's
+    controller-level tile (clipped further if it exceeds ``target.tile_steps``), and run with
+    the dataflow the mapper chose for its layer; plus the last (``edge``) tile of the first
+    layer that needs several, with remainder bounds (Ruby's partial last tile)."""
     mapped = {e["name"]: e for e in read_json(design_dir / "mapping.json")["layers"] if e["status"] == "mapped"}
     layers = load_layers(design_dir)
     epilogue: dict[str, tuple[str, ...]] = {}
@@ -92,7 +93,8 @@ def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
             continue
         lowered = lower(kernel, adg.kernel)
         mapping = Mapping.from_json(mapped[entry["name"]]["mapping"])
-        tile, tile_mapping = fit_tile(lowered, mapping, adg.buffer_depth, target.tile_steps)
+        tile, tile_mapping = fit_tile(lowered, mapping, adg.buffer_depth, target.tile_steps,
+                                      mapped[entry["name"]].get("tile"))
         tiles[layer_kind(kernel)] = Tile(entry["name"], layer_kind(kernel), tile, tile_mapping,
                                          mapped[entry["name"]]["dataflow"], epilogue[entry["name"]])
         edge = edge_tile(lowered, tile, tile_mapping) if "edge" not in tiles else None

@@ -29,10 +29,13 @@ def _touched_shape(kernel: Kernel) -> Kernel:
     return replace(kernel, tensors=tuple(tensors))
 
 
-def fit_tile(kernel: Kernel, mapping: Mapping, depth: int, max_steps: int) -> tuple[Kernel, Mapping]:
+def fit_tile(kernel: Kernel, mapping: Mapping, depth: int, max_steps: int,
+             start: dict[str, int] | None = None) -> tuple[Kernel, Mapping]:
+    """The tile the simulation runs: ``start`` (the mapper's controller-level tile) or the
+    whole layer, halved until it fits the banks and ``max_steps``."""
     order = tuple(lp.dim for lp in mapping.temporal)
     spatial = mapping.spatial
-    bounds = {d.name: d.bound for d in kernel.dims}
+    bounds = {d.name: min(d.bound, (start or {}).get(d.name, d.bound)) for d in kernel.dims}
     extent: dict[str, int] = {}
     for dim, e in spatial:
         extent[dim] = extent.get(dim, 1) * e

@@ -88,3 +88,14 @@ def test_exhaustive_search_on_a_large_layer_stops_with_advice():
               for layer in workload_from_config(cfg.workload).layers]
     with pytest.raises(InputError, match=r"^layer conv1: exhaustive mapspace has about .* use mapper.search=rtml"):
         map_workload(layers, cfg.arch, cfg.mapper)
+
+
+def test_network_totals_break_energy_down_by_level_and_tensor():
+    cfg = compose(["arch=nvdla", "workload=lenet"])
+    layers = [({"name": layer.name, "op": layer.op, "count": layer.count}, layer.kernel)
+              for layer in workload_from_config(cfg.workload).layers]
+    totals = map_workload(layers, cfg.arch, cfg.mapper)["totals"]
+    assert set(totals["energy_by_level_pj"]) == {"mac", "acc", "l1", "dram", "network"}
+    assert set(totals["energy_by_tensor_pj"]) == {"mac", "input", "weight", "output"}
+    for key in ("energy_by_level_pj", "energy_by_tensor_pj"):
+        assert sum(totals[key].values()) == pytest.approx(totals["energy_pj"], rel=1e-6)

@@ -181,6 +181,15 @@ def best_dataflow(kernel: Kernel, adg: ADG, arch, mapper, latency: int) -> dict:
     return min(results, key=lambda r: r["energy_pj"] * r["cycles"] if key is None else r[key])
 
 
+def _weighted(rows: list[dict], key: str) -> dict[str, float]:
+    """A per-layer breakdown summed over the network (layers weighted by their count)."""
+    out: dict[str, float] = {}
+    for row in rows:
+        for name, pj in row[key].items():
+            out[name] = out.get(name, 0.0) + pj * row["count"]
+    return {name: round(pj, 6) for name, pj in sorted(out.items())}
+
+
 def map_workload(layers, arch, mapper) -> dict:
     ref = reference_kernel([k for _, k in layers], arch.family)
     if ref is None:
@@ -214,6 +223,8 @@ def map_workload(layers, arch, mapper) -> dict:
         "macs": sum(e["macs"] * e["count"] for e in mapped),
         "energy_pj": round(sum(e["energy_pj"] * e["count"] for e in mapped), 6),
         "cycles": sum(e["cycles"] * e["count"] for e in mapped),
+        "energy_by_level_pj": _weighted(mapped, "energy_breakdown_pj"),
+        "energy_by_tensor_pj": _weighted(mapped, "energy_by_tensor_pj"),
     }
     return {"layers": entries, "totals": totals}
 

@@ -38,6 +38,8 @@ def summarize(cfg: LegoConfig, doc: dict) -> dict:
         "layers_unmappable": totals["layers_unmappable"],
         "unmapped_ops": len(doc["analysis"]["unmapped"]),
         "energy_pj": totals["energy_pj"],
+        "energy_by_level_pj": totals.get("energy_by_level_pj", {}),
+        "energy_by_tensor_pj": totals.get("energy_by_tensor_pj", {}),
         "cycles": totals["cycles"],
         "utilization": round(totals["macs"] / (array_cycles * fus), 6) if array_cycles else 0.0,
         "register_bits": final["register_bits"],
@@ -73,6 +75,8 @@ def render_markdown(summary: dict, doc: dict) -> str:
         f"{summary['unmapped_ops']} operators without a unit",
         f"* energy {summary['energy_pj'] / 1e6:.3f} uJ, {summary['cycles']:,} cycles, "
         f"array utilization {summary['utilization']:.1%}",
+        "* energy by level: " + ", ".join(f"{k} {v / 1e6:.3f} uJ" for k, v in summary["energy_by_level_pj"].items()),
+        "* energy by tensor: " + ", ".join(f"{k} {v / 1e6:.3f} uJ" for k, v in summary["energy_by_tensor_pj"].items()),
         "",
         "## Layers",
         "",

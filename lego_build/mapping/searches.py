@@ -83,7 +83,7 @@ class Mapspace:
             opts = [()]
             for d in names:
                 opts = [o + ((d, f),) for o in opts for f in (1, *useful(self.bound[d], imperfect))
-                        if f <= size and prod(p for _, p in o) * f <= size and (f > 1 or True)]
+                        if f <= size and prod(p for _, p in o) * f <= size]
             per_axis.append([tuple((d, f) for d, f in o if f > 1) for o in opts])
         combos = self._combos(per_axis, imperfect)
         ranked = sorted(combos, key=lambda sp: (-combos[sp], sp))[: self.rules.max_spatial]

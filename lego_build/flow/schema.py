@@ -9,7 +9,7 @@ naming the key; they run when the composed config is turned into objects.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from omegaconf import MISSING
 
@@ -213,6 +213,47 @@ def _check_memory(levels: List[MemLevelConf]) -> None:
 
 
 @dataclass
+class MulticoreConf:
+    """A multicore NPU of small-scratchpad cores (seed 003's NMP): the target of ``mapper=tso``.
+
+    ``clusters`` x ``cores`` cores (TLEs x TLTs); per core three scratchpads (inputs,
+    weights, outputs) and a MAC datapath of ``datapath_bits`` (16 MACs/cycle at 8 bit, 8 at
+    16 bit); one DMA per cluster that multicasts inside it; DRAM read in ``burst_bytes``
+    bursts, each costing ``burst_ns`` on top of ``bytes / bandwidth_gbps`` (Algorithm 4).
+    ``element_bits`` is the tensor width the slicing is computed for. ``overlap``: transfers
+    run under the MACs (time = max) instead of after them (sum, the NMP's behaviour).
+    """
+
+    clusters: int = 4
+    cores: int = 8
+    spad_in_bytes: int = 8192
+    spad_w_bytes: int = 8192
+    spad_out_bytes: int = 8192
+    datapath_bits: int = 128
+    element_bits: int = 16
+    clock_ghz: float = 1.0
+    burst_bytes: int = 128
+    burst_ns: float = 14.0
+    bandwidth_gbps: float = 17.0
+    overlap: bool = False
+
+    def __post_init__(self) -> None:
+        _positive("arch.multicore", self, "clusters", "cores", "spad_in_bytes", "spad_w_bytes", "spad_out_bytes",
+                  "datapath_bits", "element_bits", "burst_bytes")
+        for key in ("clock_ghz", "bandwidth_gbps"):
+            if getattr(self, key) <= 0:
+                raise ConfigError(f"arch.multicore.{key}={getattr(self, key)}: must be > 0")
+        if self.burst_ns < 0:
+            raise ConfigError(f"arch.multicore.burst_ns={self.burst_ns}: must be >= 0")
+        if self.element_bits % 8 or self.datapath_bits % self.element_bits:
+            raise ConfigError(f"arch.multicore.element_bits={self.element_bits}: must be whole bytes dividing "
+                              f"arch.multicore.datapath_bits={self.datapath_bits}")
+        if self.clusters > 1 and self.clusters % 2:
+            raise ConfigError(f"arch.multicore.clusters={self.clusters}: KS&OFM splits the clusters in two halves, "
+                              "so use 1 or an even number")
+
+
+@dataclass
 class DataflowConf:
     """One spatial dataflow of the array (seed 004 §3.2), written by dim names of ``arch.family``.
 
@@ -260,6 +301,7 @@ class ArchConf:
     dram_bytes_per_cycle: float = 16.0
     energy: EnergyConf = field(default_factory=EnergyConf)
     memory: List[MemLevelConf] = field(default_factory=list)  # cost-model levels; empty: the generated array's own
+    multicore: Optional[MulticoreConf] = None  # a multicore NPU for mapper=tso (arch=nmp)
 
     def __post_init__(self) -> None:
         _check_memory(self.memory)
@@ -306,12 +348,19 @@ class MapperConf:
     search: str = "rtml"
     patience: int = 300
     seed: int = 0
+    # search=tso (seed 003, on arch.multicore): burst-aware or not, fixed cluster partition / core schedule
+    burst: bool = True
+    partition: str = "auto"
+    schedule: str = "auto"
+    jobs: int = 1  # processes exploring the convs in parallel
 
     def __post_init__(self) -> None:
         _choice("mapper", "objective", self.objective, ("energy", "latency", "edp"))
         _choice("mapper", "mapspace", self.mapspace, ("pfm", "ruby", "ruby-s", "ruby-t"))
-        _choice("mapper", "search", self.search, ("rtml", "random", "exhaustive"))
-        _positive("mapper", self, "patience")
+        _choice("mapper", "search", self.search, ("rtml", "random", "exhaustive", "tso"))
+        _choice("mapper", "partition", self.partition, ("auto", "KS", "KS&OFM", "OFM"))
+        _choice("mapper", "schedule", self.schedule, ("auto", "IS", "OS", "WS"))
+        _positive("mapper", self, "patience", "jobs")
 
 
 # --------------------------------------------------------------------------- optimizer

@@ -8,7 +8,7 @@ Whether any layer of the workload runs on the array is the mapper's verdict, so
 """
 from __future__ import annotations
 
-from .schema import LegoConfig
+from .schema import ConfigError, LegoConfig
 
 
 def validate(cfg: LegoConfig) -> None:
@@ -18,3 +18,8 @@ def validate(cfg: LegoConfig) -> None:
 
     workload_from_config(cfg.workload)  # parses model files
     arch_dataflows(cfg.arch)  # every dataflow bijective and inside the array
+    if cfg.mapper.search == "tso" and cfg.arch.multicore is None:
+        raise ConfigError(f"mapper.search=tso: arch={cfg.arch.name} has no arch.multicore; use arch=nmp")
+    if cfg.mapper.search == "tso" and cfg.arch.family != "conv2d":
+        raise ConfigError(f"mapper.search=tso: slices conv layers, so arch.family must be conv2d, "
+                          f"not {cfg.arch.family}")

@@ -116,7 +116,8 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
     """Best schedule of ``kernel`` under ``dataflow`` by ``mapper.search`` (ask/tell, reasons kept)."""
     latency = pipeline_latency(adg) if latency is None else latency
     space = layer_space(kernel, adg, dataflow, arch, mapper, latency)
-    search = make_search(mapper.search, space, mapper.objective, seed=mapper.seed, patience=mapper.patience)
+    name = "rtml" if mapper.search == "tso" else mapper.search  # TSO slices across cores; a core maps by RTML
+    search = make_search(name, space, mapper.objective, seed=mapper.seed, patience=mapper.patience)
     best = search.run()
     rejected = [e["reason"] for e in search.log if e["status"] == "rejected"]
     if best is None:
@@ -197,7 +198,7 @@ def map_workload(layers, arch, mapper) -> dict:
     adg = build_adg(ref, arch)
     latency = pipeline_latency(adg)
     cache: dict[Kernel, dict] = {}
-    entries = []
+    entries, lowered_of = [], {}
     todo = [(entry, kernel) for entry, kernel in layers if kernel is not None]
     bar = Progress("map", len(todo))
     for entry, kernel in todo:
@@ -209,6 +210,7 @@ def map_workload(layers, arch, mapper) -> dict:
             if lowered not in cache:
                 cache[lowered] = best_dataflow(lowered, adg, arch, mapper, latency)
             row.update(cache[lowered])
+            lowered_of[entry["name"]] = lowered
             if "fatal" in row:
                 bar.close()
                 raise InputError(f"layer {entry['name']}: {row['fatal']}")
@@ -226,7 +228,40 @@ def map_workload(layers, arch, mapper) -> dict:
         "energy_by_level_pj": _weighted(mapped, "energy_breakdown_pj"),
         "energy_by_tensor_pj": _weighted(mapped, "energy_by_tensor_pj"),
     }
+    if mapper.search == "tso":
+        totals["tso"] = slice_layers(entries, lowered_of, arch, mapper)
     return {"layers": entries, "totals": totals}
+
+
+def slice_layers(entries: list[dict], lowered_of: dict[str, Kernel], arch, mapper) -> dict:
+    """``mapper.search=tso``: seed 003's slicing of every mapped layer over ``arch.multicore``.
+
+    Each row gets the chosen partition, schedule, tiles, bursts and the time split into
+    MAC and DRAM; the totals sum the layers (weighted by their count)."""
+    from .tso import PARTITIONS, SCHEDULES, Conv, NPU, explore_all
+
+    npu = NPU.from_conf(arch.multicore)
+    rows = [e for e in entries if e["name"] in lowered_of]
+    convs = [Conv.from_kernel(e["name"], lowered_of[e["name"]]) for e in rows]
+    partitions = PARTITIONS if mapper.partition == "auto" else (mapper.partition,)
+    schedules = SCHEDULES if mapper.schedule == "auto" else (mapper.schedule,)
+    bar = Progress("tso", len({(c.N, c.M, c.H, c.L, c.KH, c.KW, c.S, c.R, c.C, c.groups) for c in convs}))
+    results = explore_all(convs, npu, mapper.burst, partitions, schedules, mapper.jobs, progress=bar.step)
+    bar.close()
+    total = {"layers": 0, "time_us": 0.0, "mac_us": 0.0, "dram_us": 0.0, "bursts": 0}
+    for row, res in zip(rows, results):
+        if res.best is None:
+            reason = max(res.rejected, key=res.rejected.get) if res.rejected else "no tile"
+            raise InputError(f"layer {row['name']}: no slicing fits the scratchpads of arch.multicore "
+                             f"({reason}); enlarge arch.multicore.spad_*_bytes")
+        row["tso"] = {**res.best.to_json(npu.overlap), "candidates": {"valid": res.valid, "rejected": res.rejected}}
+        total["layers"] += row["count"]
+        for key in ("time_us", "mac_us", "dram_us", "bursts"):
+            total[key] += row["tso"][key] * row["count"]
+    for key in ("time_us", "mac_us", "dram_us"):
+        total[key] = round(total[key], 6)
+    total.update(burst=mapper.burst, partition=mapper.partition, schedule=mapper.schedule)
+    return total
 
 
 def run(cfg: LegoConfig, design_dir: Path) -> None:
@@ -237,3 +272,8 @@ def run(cfg: LegoConfig, design_dir: Path) -> None:
     t = result["totals"]
     print(f"map: {t['layers_mapped']} layers mapped ({t['distinct_mapped']} distinct), "
           f"{t['layers_unmappable']} unmappable; {t['cycles']:,} cycles, {t['energy_pj'] / 1e6:.3f} uJ")
+    if "tso" in t:
+        s = t["tso"]
+        print(f"map: tso ({'burst' if s['burst'] else 'no-burst'}) on {cfg.arch.multicore.clusters}x"
+              f"{cfg.arch.multicore.cores} cores: {s['time_us']:,.1f} us ({s['mac_us']:,.1f} MAC, "
+              f"{s['dram_us']:,.1f} DRAM), {s['bursts']:,} bursts")

@@ -1,0 +1,146 @@
+"""``lego-build``: a Hydra application over ``conf/`` that runs the doit task graph per design.
+
+    lego-build arch=eyeriss workload=resnet18                     # one design, like ``doit build``
+    lego-build -m arch=eyeriss,nvdla workload=resnet18,mobilenetv2 hydra/launcher=joblib hydra.launcher.n_jobs=2
+
+Each Hydra job composes one design and runs ``doit build`` for it in a subprocess with
+the design's own dependency database (``out/<design>/.doit.db``): jobs of different
+designs share nothing but ``out/``, and jobs of the same design (say two mappers) take
+the design directory's lock in turn. Every stage writes atomically, so a sweep stopped
+with Ctrl-C (or killed) and started again re-runs only what did not finish; finished
+designs are up to date in doit and cost a second each.
+
+The sweep lives in ``out/sweeps/<name>/`` (``<name>``: the swept keys and a hash of the
+command, or ``hydra.sweep.dir``): one record per job (``jobs/*.json``, with the build log
+next to it), then ``summary.csv`` and ``pareto.png`` (:mod:`lego_build.flow.sweep`).
+Launchers: Hydra's basic one (in turn), ``hydra/launcher=joblib`` (local processes) and
+``hydra/launcher=ray`` (the ``ray`` extra).
+"""
+from __future__ import annotations
+
+import fcntl
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .config import CONF_DIR, _register, compose, design_id
+from .schema import ConfigError
+from .sweep import is_hydra, job_key, record_job, sweep_name, write_summary
+
+DODO = CONF_DIR.parent / "dodo.py"
+OUT = Path("out")
+_SWEEP_ENV = "LEGO_SWEEP_DIR"
+_PROJECT_ENV = "LEGO_PROJECT_DIR"
+
+
+def expand(overrides: list[str]) -> list[list[str]] | None:
+    """The jobs of a comma sweep (Hydra's basic sweeper syntax), or None for syntax we leave to Hydra."""
+    axes = []
+    for o in overrides:
+        key, _, value = o.partition("=")
+        if is_hydra(o):
+            continue
+        if re.search(r"[\[\](){}]|\b(range|choice|glob|interval)\(", value):
+            return None
+        axes.append([f"{key}={v}" for v in value.split(",")] if "," in value else [o])
+    return [list(combo) for combo in itertools.product(*axes)]
+
+
+def build_design(overrides: list[str], sweep_dir: Path, project: Path) -> str:
+    """Run ``doit build`` for one composed design under its lock; record the job; return its status."""
+    start = time.monotonic()
+    try:
+        cfg = compose(overrides)
+    except ConfigError as exc:
+        record_job(sweep_dir, overrides, "-", "config error", time.monotonic() - start, None, str(exc))
+        return "config error"
+    did = design_id(cfg)
+    ddir = project / OUT / did
+    ddir.mkdir(parents=True, exist_ok=True)
+    log = sweep_dir / "jobs" / f"{job_key(overrides)}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "doit", "-f", str(DODO), "-d", str(project), "--db-file",
+           str(OUT / did / ".doit.db"), "build", *overrides]
+    with open(ddir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # jobs of one design run in turn
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=project)
+        summary = None
+        if proc.returncode == 0 and (ddir / "summary.json").exists():
+            summary = json.loads((ddir / "summary.json").read_text())
+    log.write_text(proc.stdout + proc.stderr)
+    errors = [line[len("error: "):] for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    status = "ok" if proc.returncode == 0 else ("bad input" if proc.returncode == 2 else "failed")
+    record_job(sweep_dir, overrides, did, status, time.monotonic() - start, summary,
+               errors[0] if errors else ("" if status == "ok" else proc.stderr.strip()[-300:]))
+    ran = sum(1 for line in proc.stdout.splitlines() if line.startswith(".  "))
+    print(f"lego-build: {did} [{' '.join(overrides)}]: {status}, {ran} task(s) ran, "
+          f"{time.monotonic() - start:.1f} s", flush=True)
+    return status
+
+
+def _job(cfg) -> str:
+    """The Hydra task function: the job's own overrides are the design."""
+    from hydra.core.hydra_config import HydraConfig
+
+    overrides = [o for o in HydraConfig.get().overrides.task if not is_hydra(o)]
+    # set for the job by hydra.job.env_set: launchers on other processes or hosts see them too
+    return build_design(overrides, Path(os.environ[_SWEEP_ENV]), Path(os.environ[_PROJECT_ENV]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point: validate every job's config, run the jobs, summarise a multirun."""
+    import hydra
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    flags = [a for a in argv if a.startswith("-")]
+    overrides = [a for a in argv if not a.startswith("-")]
+    multirun = "-m" in flags or "--multirun" in flags
+    jobs = expand(overrides) if multirun else [[o for o in overrides if not is_hydra(o)]]
+    for job in jobs or []:
+        try:
+            compose(job)
+        except ConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    name = sweep_name(overrides)
+    given = {o.split("=", 1)[0] for o in overrides}
+    sweep_dir = Path(next((o.split("=", 1)[1] for o in overrides if o.startswith("hydra.sweep.dir=")),
+                          str(OUT / "sweeps" / name)))
+    extra = [] if "hydra.sweep.dir" in given else [f"hydra.sweep.dir={sweep_dir}"]
+    extra += [] if "hydra.run.dir" in given else [f"hydra.run.dir={sweep_dir}"]
+    project = Path.cwd().resolve()
+    extra += [f"+hydra.job.env_set.{_SWEEP_ENV}={(project / sweep_dir).resolve()}",
+              f"+hydra.job.env_set.{_PROJECT_ENV}={project}"]
+    if jobs:
+        print(f"lego-build: {len(jobs)} design job(s) -> {sweep_dir}", flush=True)
+    _register()
+    app = hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(_job)
+    saved = sys.argv
+    sys.argv = [saved[0], *flags, *overrides, *extra]
+    try:
+        app()
+    finally:
+        sys.argv = saved
+    csv_path, plot = write_summary(sweep_dir)
+    print(f"lego-build: {csv_path}" + (f", {plot}" if plot else ""))
+    failed = [r for r in _statuses(sweep_dir) if r != "ok"]
+    return 1 if failed else 0
+
+
+def _statuses(sweep_dir: Path) -> list[str]:
+    from .sweep import rows
+
+    return [r["status"] for r in rows(sweep_dir)]
+
+
+def cli() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    cli()

@@ -2,6 +2,8 @@
 
     lego-build arch=eyeriss workload=resnet18                     # one design, like ``doit build``
     lego-build -m arch=eyeriss,nvdla workload=resnet18,mobilenetv2 hydra/launcher=joblib hydra.launcher.n_jobs=2
+    lego-build --sweep memory hydra/launcher=joblib hydra.launcher.n_jobs=2   # RF x buffer sizes (seed 001 §5.3)
+    lego-build --task map -m mapper=pfm,ruby_s arch=eyeriss workload=resnet50 # stop every job after a stage
 
 Each Hydra job composes one design and runs ``doit build`` for it in a subprocess with
 the design's own dependency database (``out/<design>/.doit.db``): jobs of different
@@ -30,12 +32,15 @@ from pathlib import Path
 
 from .config import CONF_DIR, _register, compose, design_id
 from .schema import ConfigError
-from .sweep import is_hydra, job_key, record_job, sweep_name, write_summary
+from .stages import STAGES
+from .sweep import SWEEPS, is_hydra, job_key, record_job, sweep_name, write_summary
 
 DODO = CONF_DIR.parent / "dodo.py"
+TASKS = ("build", *(stage.name for stage in STAGES))
 OUT = Path("out")
 _SWEEP_ENV = "LEGO_SWEEP_DIR"
 _PROJECT_ENV = "LEGO_PROJECT_DIR"
+_TASK_ENV = "LEGO_TASK"
 
 
 def expand(overrides: list[str]) -> list[list[str]] | None:
@@ -51,7 +56,7 @@ def expand(overrides: list[str]) -> list[list[str]] | None:
     return [list(combo) for combo in itertools.product(*axes)]
 
 
-def build_design(overrides: list[str], sweep_dir: Path, project: Path) -> str:
+def build_design(overrides: list[str], sweep_dir: Path, project: Path, task: str = "build") -> str:
     """Run ``doit build`` for one composed design under its lock; record the job; return its status."""
     start = time.monotonic()
     try:
@@ -65,13 +70,11 @@ def build_design(overrides: list[str], sweep_dir: Path, project: Path) -> str:
     log = sweep_dir / "jobs" / f"{job_key(overrides)}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "doit", "-f", str(DODO), "-d", str(project), "--db-file",
-           str(OUT / did / ".doit.db"), "build", *overrides]
+           str(OUT / did / ".doit.db"), task, *overrides]
     with open(ddir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # jobs of one design run in turn
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=project)
-        summary = None
-        if proc.returncode == 0 and (ddir / "summary.json").exists():
-            summary = json.loads((ddir / "summary.json").read_text())
+        summary = _summary(ddir, cfg) if proc.returncode == 0 else None
     log.write_text(proc.stdout + proc.stderr)
     errors = [line[len("error: "):] for line in proc.stderr.splitlines() if line.startswith("error: ")]
     status = "ok" if proc.returncode == 0 else ("bad input" if proc.returncode == 2 else "failed")
@@ -83,13 +86,27 @@ def build_design(overrides: list[str], sweep_dir: Path, project: Path) -> str:
     return status
 
 
+def _summary(ddir: Path, cfg) -> dict | None:
+    """The design's ``summary.json``, or the mapper's totals when the job stopped at ``map``."""
+    if (ddir / "summary.json").exists() and (ddir / "summary.json").stat().st_mtime >= (ddir / "mapping.json").stat().st_mtime:
+        return json.loads((ddir / "summary.json").read_text())
+    if not (ddir / "mapping.json").exists():
+        return None
+    t = json.loads((ddir / "mapping.json").read_text())["totals"]
+    return {"arch": cfg.arch.name, "workload": cfg.workload.name, "mapper": cfg.mapper.name,
+            "optimizer": cfg.optimizer.name, "target": cfg.target.name,
+            **{k: t[k] for k in ("energy_pj", "cycles", "macs", "layers_mapped", "layers_unmappable")},
+            "energy_by_level_pj": t.get("energy_by_level_pj", {})}
+
+
 def _job(cfg) -> str:
     """The Hydra task function: the job's own overrides are the design."""
     from hydra.core.hydra_config import HydraConfig
 
     overrides = [o for o in HydraConfig.get().overrides.task if not is_hydra(o)]
     # set for the job by hydra.job.env_set: launchers on other processes or hosts see them too
-    return build_design(overrides, Path(os.environ[_SWEEP_ENV]), Path(os.environ[_PROJECT_ENV]))
+    return build_design(overrides, Path(os.environ[_SWEEP_ENV]), Path(os.environ[_PROJECT_ENV]),
+                        os.environ.get(_TASK_ENV, "build"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,6 +114,30 @@ def main(argv: list[str] | None = None) -> int:
     import hydra
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    task, preset = "build", None
+    for opt in ("--task", "--sweep"):
+        while opt in argv:
+            i = argv.index(opt)
+            if i + 1 >= len(argv):
+                print(f"error: {opt} needs a value", file=sys.stderr)
+                return 2
+            value = argv[i + 1]
+            del argv[i:i + 2]
+            if opt == "--task":
+                task = value
+            else:
+                preset = value
+    if preset is not None:
+        if preset not in SWEEPS:
+            print(f"error: --sweep {preset}: unknown sweep preset; presets: {', '.join(SWEEPS)}", file=sys.stderr)
+            return 2
+        given_keys = {a.split("=", 1)[0] for a in argv}
+        spec = SWEEPS[preset]
+        argv = ["-m", *[o for o in spec["overrides"] if o.split("=", 1)[0] not in given_keys], *argv]
+        task = spec.get("task", task)
+    if task not in TASKS:
+        print(f"error: --task {task}: one of {', '.join(TASKS)}", file=sys.stderr)
+        return 2
     flags = [a for a in argv if a.startswith("-")]
     overrides = [a for a in argv if not a.startswith("-")]
     multirun = "-m" in flags or "--multirun" in flags
@@ -108,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
     name = sweep_name(overrides)
+    if preset is not None:
+        name = f"{preset}-{name.rsplit('-', 1)[1]}"
     given = {o.split("=", 1)[0] for o in overrides}
     sweep_dir = Path(next((o.split("=", 1)[1] for o in overrides if o.startswith("hydra.sweep.dir=")),
                           str(OUT / "sweeps" / name)))
@@ -115,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     extra += [] if "hydra.run.dir" in given else [f"hydra.run.dir={sweep_dir}"]
     project = Path.cwd().resolve()
     extra += [f"+hydra.job.env_set.{_SWEEP_ENV}={(project / sweep_dir).resolve()}",
-              f"+hydra.job.env_set.{_PROJECT_ENV}={project}"]
+              f"+hydra.job.env_set.{_PROJECT_ENV}={project}", f"+hydra.job.env_set.{_TASK_ENV}={task}"]
     if jobs:
         print(f"lego-build: {len(jobs)} design job(s) -> {sweep_dir}", flush=True)
     _register()
@@ -128,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.argv = saved
     csv_path, plot = write_summary(sweep_dir)
     print(f"lego-build: {csv_path}" + (f", {plot}" if plot else ""))
+    if preset is not None and "report" in SWEEPS[preset]:
+        print(SWEEPS[preset]["report"](sweep_dir))
     failed = [r for r in _statuses(sweep_dir) if r != "ok"]
     return 1 if failed else 0
 

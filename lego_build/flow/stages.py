@@ -55,7 +55,7 @@ STAGES: tuple[Stage, ...] = (
         "report",
         GROUPS,
         ("analysis.json", "mapping.json", "adg.json", "passes.json", "sim/result.json"),
-        ("report.md", "summary.json"),
+        ("report.md", "summary.json", "report.html"),
         "lego_build.report.stage:run",
     ),
 )

@@ -112,3 +112,79 @@ def pareto_plot(table: list[dict], path: Path) -> Path:
     plt.close(fig)
     tmp.replace(path)
     return path
+
+
+# ------------------------------------------------------------------ sweep presets
+RF_BYTES = (16, 32, 64, 128, 256, 512)
+GLB_BYTES = (32768, 65536, 131072, 262144, 524288)
+
+
+def memory_report(sweep_dir: Path) -> str:
+    """Seed 001 §5.3: whole-network energy per RF size x global-buffer size, as a table and ``heatmap.png``.
+
+    The thesis's qualitative result is checked: at 128 and 256 KB, every small RF
+    (16-64 B) beats the 512 B RF, and the best small-RF configuration beats every 512 B one.
+    """
+    energy: dict[tuple[int, int], float] = {}
+    for job in (json.loads(p.read_text()) for p in sorted((sweep_dir / "jobs").glob("*.json"))):
+        if job["status"] != "ok":
+            continue
+        sizes = dict(o.split("=", 1) for o in job["overrides"] if "=" in o)
+        rf, glb = sizes.get("arch.memory.0.size_bytes"), sizes.get("arch.memory.1.size_bytes")
+        if rf and glb:
+            energy[int(rf), int(glb)] = float(job["summary"]["energy_pj"]) / 1e6
+    rfs = [r for r in RF_BYTES if any((r, g) in energy for g in GLB_BYTES)]
+    glbs = [g for g in GLB_BYTES if any((r, g) in energy for r in RF_BYTES)]
+    lines = ["whole-network energy (uJ): RF per PE (rows) x global buffer (columns)",
+             f"{'RF':>6} " + " ".join(f"{g // 1024:>8} KB" for g in glbs)]
+    for r in rfs:
+        lines.append(f"{r:>4} B " + " ".join(f"{energy.get((r, g), float('nan')):>11.1f}" for g in glbs))
+    small = [(r, g) for r in (16, 32, 64) for g in (131072, 262144) if (r, g) in energy]
+    big = [(512, g) for g in glbs if (512, g) in energy]
+    if small and big:
+        same = all(energy[r, g] < energy[512, g] for r, g in small if (512, g) in energy)
+        best = min(energy[k] for k in small) < min(energy[k] for k in big)
+        lines.append(f"small RFs (16-64 B) with a 128-256 KB buffer beat the 512 B RF at the same buffer: "
+                     f"{'yes' if same else 'NO'}; the best of them beats every 512 B configuration: "
+                     f"{'yes' if best else 'NO'}")
+    if energy:
+        _heatmap(energy, rfs, glbs, sweep_dir / "heatmap.png")
+    return "\n".join(lines)
+
+
+def _heatmap(energy, rfs, glbs, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    grid = np.array([[energy.get((r, g), np.nan) for g in glbs] for r in rfs])
+    fig, ax = plt.subplots(figsize=(6.5, 4.5), dpi=110)
+    im = ax.imshow(grid, cmap="viridis_r", aspect="auto")
+    ax.set_xticks(range(len(glbs)), [f"{g // 1024} KB" for g in glbs])
+    ax.set_yticks(range(len(rfs)), [f"{r} B" for r in rfs])
+    for i in range(len(rfs)):
+        for j in range(len(glbs)):
+            if not np.isnan(grid[i, j]):
+                ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=8, color="white")
+    ax.set_xlabel("global buffer")
+    ax.set_ylabel("register file per PE")
+    ax.set_title("whole-network energy (uJ)")
+    fig.colorbar(im, ax=ax)
+    fig.tight_layout()
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp, metadata={"Software": None})
+    plt.close(fig)
+    tmp.replace(path)
+
+
+SWEEPS = {
+    "memory": {
+        "overrides": ["arch=interstellar_ck", "workload=alexnet", "workload.bits=16",
+                      "arch.memory.0.size_bytes=" + ",".join(map(str, RF_BYTES)),
+                      "arch.memory.1.size_bytes=" + ",".join(map(str, GLB_BYTES))],
+        "task": "map",
+        "report": memory_report,
+    },
+}

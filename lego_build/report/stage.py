@@ -1,4 +1,4 @@
-"""``report`` stage: the key figures of every stage -> ``summary.json`` and ``report.md``."""
+"""``report`` stage: the key figures of every stage -> ``summary.json``, ``report.md`` and ``report.html``."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -136,4 +136,7 @@ def run(cfg: LegoConfig, design_dir: Path) -> None:
     summary = summarize(cfg, doc)
     write_json(design_dir / "summary.json", summary)
     write_text(design_dir / "report.md", render_markdown(summary, doc))
-    print(f"report: {design_dir / 'report.md'} (simulation: {summary['simulation']})")
+    from .html import render_html  # matplotlib: imported only when a report is written
+
+    write_text(design_dir / "report.html", render_html(design_dir, cfg.arch.dram_bytes_per_cycle))
+    print(f"report: {design_dir / 'report.md'}, report.html (simulation: {summary['simulation']})")

@@ -41,6 +41,8 @@ OUT = Path("out")
 _SWEEP_ENV = "LEGO_SWEEP_DIR"
 _PROJECT_ENV = "LEGO_PROJECT_DIR"
 _TASK_ENV = "LEGO_TASK"
+_TOTAL_ENV = "LEGO_SWEEP_JOBS"
+_START_ENV = "LEGO_SWEEP_START"
 
 
 def expand(overrides: list[str]) -> list[list[str]] | None:
@@ -82,8 +84,15 @@ def build_design(overrides: list[str], sweep_dir: Path, project: Path, task: str
                errors[0] if errors else ("" if status == "ok" else proc.stderr.strip()[-300:]))
     ran = sum(1 for line in proc.stdout.splitlines() if line.startswith(".  "))
     print(f"lego-build: {did} [{' '.join(overrides)}]: {status}, {ran} task(s) ran, "
-          f"{time.monotonic() - start:.1f} s", flush=True)
+          f"{time.monotonic() - start:.1f} s {_progress(sweep_dir)}", flush=True)
     return status
+
+
+def _progress(sweep_dir: Path) -> str:
+    """``[done/total]`` of this run: job records written since it started (any launcher, any process)."""
+    total, since = os.environ.get(_TOTAL_ENV), float(os.environ.get(_START_ENV, "0"))
+    done = sum(1 for p in (sweep_dir / "jobs").glob("*.json") if p.stat().st_mtime >= since)
+    return f"[{done}/{total}]" if total else ""
 
 
 def _summary(ddir: Path, cfg) -> dict | None:
@@ -158,7 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     extra += [] if "hydra.run.dir" in given else [f"hydra.run.dir={sweep_dir}"]
     project = Path.cwd().resolve()
     extra += [f"+hydra.job.env_set.{_SWEEP_ENV}={(project / sweep_dir).resolve()}",
-              f"+hydra.job.env_set.{_PROJECT_ENV}={project}", f"+hydra.job.env_set.{_TASK_ENV}={task}"]
+              f"+hydra.job.env_set.{_PROJECT_ENV}={project}", f"+hydra.job.env_set.{_TASK_ENV}={task}",
+              f"+hydra.job.env_set.{_START_ENV}={time.time() - 1:.0f}"]
+    if jobs:
+        extra.append(f"+hydra.job.env_set.{_TOTAL_ENV}={len(jobs)}")
     if jobs:
         print(f"lego-build: {len(jobs)} design job(s) -> {sweep_dir}", flush=True)
     _register()

@@ -144,3 +144,14 @@ def test_memory_hierarchy_sweep_reproduces_the_thesis_result(tmp_path):
     assert (sweep / "heatmap.png").read_bytes().startswith(b"\x89PNG")
     # the map stage only: no RTL was generated
     assert not list((tmp_path / "out").glob("*/rtl"))
+
+
+def test_two_level_register_file_sweep(tmp_path):
+    """Seed 001 Fig. 5.11: inner x outer RF per PE under a 256 KB buffer; the thesis's best pair is 16 B + 256 B."""
+    proc = lego_build(tmp_path, "--sweep", "memory2", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    table = proc.stdout[proc.stdout.index("whole-network energy"):]
+    print(table)
+    assert "best: 16 B + 256 B" in table
+    (sweep,) = (tmp_path / "out" / "sweeps").iterdir()
+    assert len(list(csv.DictReader((sweep / "summary.csv").open()))) == 12

@@ -179,6 +179,25 @@ def _heatmap(energy, rfs, glbs, path: Path) -> None:
     tmp.replace(path)
 
 
+def memory2_report(sweep_dir: Path) -> str:
+    """Seed 001 Fig. 5.11: two register-file levels per PE (inner x outer size) under a 256 KB buffer."""
+    energy: dict[tuple[int, int], float] = {}
+    for job in (json.loads(p.read_text()) for p in sorted((sweep_dir / "jobs").glob("*.json"))):
+        sizes = dict(o.split("=", 1) for o in job["overrides"] if "=" in o)
+        if job["status"] == "ok" and "arch.memory.0.size_bytes" in sizes and "arch.memory.1.size_bytes" in sizes:
+            energy[int(sizes["arch.memory.0.size_bytes"]), int(sizes["arch.memory.1.size_bytes"])] = \
+                float(job["summary"]["energy_pj"]) / 1e6
+    inner = sorted({a for a, _ in energy})
+    outer = sorted({b for _, b in energy})
+    lines = ["whole-network energy (uJ): inner RF (rows) x outer RF (columns), 256 KB buffer",
+             f"{'RF0':>6} " + " ".join(f"{b:>9} B" for b in outer)]
+    lines += [f"{a:>4} B " + " ".join(f"{energy.get((a, b), float('nan')):>11.1f}" for b in outer) for a in inner]
+    if energy:
+        (a, b), e = min(energy.items(), key=lambda kv: kv[1])
+        lines.append(f"best: {a} B + {b} B at {e:.1f} uJ")
+    return "\n".join(lines)
+
+
 SWEEPS = {
     "memory": {
         "overrides": ["arch=interstellar_ck", "workload=alexnet", "workload.bits=16",
@@ -186,5 +205,11 @@ SWEEPS = {
                       "arch.memory.1.size_bytes=" + ",".join(map(str, GLB_BYTES))],
         "task": "map",
         "report": memory_report,
+    },
+    "memory2": {
+        "overrides": ["arch=interstellar_ck2", "workload=alexnet", "workload.bits=16",
+                      "arch.memory.0.size_bytes=8,16,32", "arch.memory.1.size_bytes=64,128,256,512"],
+        "task": "map",
+        "report": memory2_report,
     },
 }

@@ -179,6 +179,7 @@ class Model:
         network: dict[str, float] = {}
 
         outputs = {t.name for t in k.tensors if t.role == "out"}
+        fanout = prod(trip[d][j] for d in self.dims for j in self.s_pos)  # average active PEs per step
 
         def count(tname: str, child: int, parent: int) -> tuple[float, float, bool]:
             """(words into the child's blocks, distinct words at the parent, spatial in between)."""
@@ -196,13 +197,11 @@ class Model:
                     skip = False
                     mult *= t
             between = child < h.fanout <= parent
-            sp = {d: prod(trip[d][j] for j in self.s_pos) for d in self.dims}
-            words = self._words(k.tensor(tname), start, full, trip)
-            fills = words * mult
+            fills = self._words(k.tensor(tname), start, full, trip) * mult
             if not between:
                 return fills, fills, False
             widen = self._words(k.tensor(tname), start, full, trip, spatial=True)
-            return fills, widen * mult / prod(sp.values()), True
+            return fills, widen * mult / fanout, True
 
         def add(m: int, tname: str, reads: float, writes: float) -> None:
             cur = acc.setdefault((m, tname), [0.0, 0.0])

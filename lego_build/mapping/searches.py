@@ -277,6 +277,10 @@ class Exhaustive(Search):
 
     def _walk(self) -> Iterator[Schedule]:
         ms = self.space
+        if self.limit and (n := self.size()) > self.limit:
+            self.reject(f"exhaustive mapspace has about {n:.3g} candidates > {self.limit}: "
+                        "use mapper.search=rtml or random")
+            return
         for spatial in ms.spatial_options():
             sp = per_dim_spatial(spatial)
             opts = [_full_options(ms, d, sp) for d in ms.dims]
@@ -288,13 +292,6 @@ class Exhaustive(Search):
                     yield ms.schedule(spatial, tiles, dict(enumerate(orders)))
 
     def ask(self) -> Schedule | None:
-        if self.limit and not getattr(self, "_sized", False):
-            self._sized = True
-            n = self.size()
-            if n > self.limit:
-                self.reject(f"exhaustive mapspace has about {n:.3g} candidates > {self.limit}: "
-                            "use mapper.search=rtml or random")
-                return None
         return next(self._it, None)
 
 

@@ -210,15 +210,15 @@ class Search:
     objective: str = "energy"
     best: tuple[Schedule, Evaluation] | None = None
     log: list[dict] = field(default_factory=list)
-    smallest: dict[str, int] = field(default_factory=dict)  # level -> smallest size a rejected tile needed
+    smallest: dict[str, tuple[int, int]] = field(default_factory=dict)  # level -> (smallest need, capacity), bytes
 
     def tell(self, s: Schedule, ev: Evaluation) -> bool:
         """Record a candidate; True when it improves the best."""
         if not ev.valid:
             self.log.append({"status": "rejected", "reason": ev.reason})
             if ev.need is not None:
-                name, need, _ = ev.need
-                self.smallest[name] = min(self.smallest.get(name, need), need)
+                name, need, cap = ev.need
+                self.smallest[name] = min(self.smallest.get(name, (need, cap)), (need, cap))
             return False
         score = ev.objective(self.objective)
         self.log.append({"status": "valid", self.objective: score})

@@ -121,7 +121,7 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
     best = search.run()
     rejected = [e["reason"] for e in search.log if e["status"] == "rejected"]
     if best is None:
-        return {"status": "unmappable", "reason": unmappable_reason(search, space)}
+        return {"status": "unmappable", "reason": unmappable_reason(search)}
     schedule, ev = best
     f = space.h.fanout
     mapping = controller_mapping(kernel, dataflow.virtual, schedule.orders[f])
@@ -151,12 +151,10 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
     }
 
 
-def unmappable_reason(search, space: Mapspace) -> str:
+def unmappable_reason(search) -> str:
     """Why no candidate was valid, naming the level and the smallest size a tile needed."""
     if search.smallest:
-        level, need = min(search.smallest.items(), key=lambda kv: kv[1])
-        lv = next((x for x in space.h.levels if level.startswith(x.name)), None)
-        have = lv.capacity(level.split("(")[-1].rstrip(")")) if lv and "(" in level else lv.size_bytes if lv else None
+        level, (need, have) = min(search.smallest.items(), key=lambda kv: kv[1])
         return (f"no tile fits memory level {level}: the smallest tile needs {need} B, the level has {have} B; "
                 f"make it at least {need} B (arch.buffer_depth or arch.memory)")
     reasons = sorted({e["reason"] for e in search.log if e["status"] == "rejected"})

@@ -7,40 +7,51 @@ The config is composed once when doit loads this file (``conf/`` via the Compose
 API). A bad value prints ``error: <message>`` on one line and exits with status 2
 before anything is written under ``out/``.
 
-Each stage task writes into ``out/<design-id>/`` and is up to date when its
+Each stage task writes into ``out/<design-id>/`` (locked while doit runs, so a second
+build of the design waits) and is up to date when its
 ``file_dep`` are unchanged, its targets exist and ``config_changed`` sees the same
 config slices (only the groups the stage reads) and the same code hash. All paths
-handed to doit are relative and the dep database is JSON, so ``out/`` can be copied
-into another checkout, at any path, and stays up to date.
+handed to doit are relative and the dep database is JSON (``out/.doit/<design-id>.json``,
+saved atomically), so ``out/`` can be copied into another checkout, at any path, and
+stays up to date. A build killed at any point re-runs what did not finish; one stopped
+by bad input (exit 2) leaves ``out/`` byte-identical (:mod:`lego_build.flow.journal`).
 """
-import os
+from pathlib import Path
 
 from doit import doit_cmd
 from doit.task import clean_targets
 from doit.tools import config_changed
 
-from lego_build.flow import cli
+from lego_build.flow import cli, journal
+from lego_build.flow.atomic import sweep_stale
 from lego_build.flow.config import design_id, group_slice
+from lego_build.flow.lock import lock_dir
 from lego_build.flow.stages import STAGES, config_file_deps
 
 OUT = "out"
 LATEST = f"{OUT}/latest"
 
-DOIT_CONFIG = {
-    "default_tasks": ["build"],
-    "dep_file": f"{OUT}/.doit.db",
-    "backend": "json",
-    "verbosity": 2,
-    "minversion": "0.36.0",
-}
-
 # --------------------------------------------------------------- config (at load time)
 OVERRIDES = cli.overrides_from_vars(doit_cmd._CMDLINE_VARS)
-CFG = cli.load_config(OVERRIDES)  # on ConfigError: one line on stderr, exit 2
+CFG = cli.load_config(OVERRIDES)  # on ConfigError: one line on stderr, exit 2, nothing written
 DESIGN_ID = design_id(CFG)
 DESIGN_DIR = f"{OUT}/{DESIGN_ID}"
 CODE_HASH = cli.code_hash()
-os.makedirs(OUT, exist_ok=True)  # the JSON dep file lives here; only after the config is valid
+
+# Only now that the config is valid: journal this run's writes (bad input found by a stage
+# undoes them), lock the design directory (one build per design; doit reads the DB after
+# this), and remove what a killed build of it left behind.
+JOURNAL = journal.start()
+_DESIGN_LOCK = lock_dir(Path(DESIGN_DIR), JOURNAL.makedirs)
+sweep_stale(Path(DESIGN_DIR))
+
+DOIT_CONFIG = {
+    "default_tasks": ["build"],
+    "dep_file": f"{OUT}/.doit/{DESIGN_ID}.json",  # one DB per design: designs share no file but out/latest
+    "backend": "lego_json",  # lego_build.flow.doitdb: saved atomically, not saved after a rollback
+    "verbosity": 2,
+    "minversion": "0.36.0",
+}
 
 _WHAT = {
     "analyze": "workload IR, MACs, tensor sizes, reuse",

@@ -129,7 +129,8 @@ def test_bad_config_exits_2_with_one_line(tmp_path, override, key, with_out):
     if with_out:
         (out / "systolic-gemm-00000000").mkdir(parents=True)
         (out / "systolic-gemm-00000000" / "analysis.json").write_text("{}\n")
-        (out / ".doit.db").write_text('{"x": {}}')
+        (out / ".doit").mkdir()
+        (out / ".doit" / "systolic-gemm-00000000.json").write_text('{"x": {}}')
         os.symlink("systolic-gemm-00000000", out / "latest")
     before = snapshot(out)
 
@@ -206,7 +207,7 @@ def test_build_writes_every_stage_output(built):
     design_dir = project / "out" / base_design_id()
     missing = [f"{s.name}: {o}" for s in STAGES for o in s.outputs if not (design_dir / o).is_file()]
     assert not missing
-    assert (project / "out" / ".doit.db").is_file()
+    assert (project / "out" / ".doit" / f"{base_design_id()}.json").is_file()
 
 
 @pytest.mark.slow
@@ -235,7 +236,7 @@ def test_repeat_build_is_noop(built, record_property):
 @pytest.mark.slow
 def test_dep_db_holds_no_absolute_paths(built):
     project, _ = built
-    text = (project / "out" / ".doit.db").read_text()
+    text = (project / "out" / ".doit" / f"{base_design_id()}.json").read_text()
     for absolute in {str(project), str(project.resolve()), str(REPO_ROOT), str(Path.home())}:
         assert absolute not in text
 
@@ -310,7 +311,7 @@ def test_clean_removes_targets_and_latest(built, tmp_path):
     out = work / "out"
     assert not (out / "latest").is_symlink()
     assert not (out / base_design_id()).exists()
-    assert (out / ".doit.db").is_file()
+    assert (out / ".doit" / f"{base_design_id()}.json").is_file()
 
 
 @pytest.mark.slow

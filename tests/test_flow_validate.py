@@ -11,7 +11,7 @@ from lego_build.flow.validate import validate
     (["arch.dataflows.main.spatial=[m,n]", "arch.dataflows.main.temporal=[b,m,k]"],
      "arch.dataflows.main.temporal: dim 'n' has no loop"),
     (["arch.dataflows.main.temporal=[b,m,n,k,k]"], "arch.dataflows.main.temporal: dim 'k' needs exactly one loop without a trip count"),
-    (["arch.dataflows.main.spatial=[m]"], "needs one entry per array axis"),
+    (["arch.dataflows.main.spatial=[m]"], "one entry per array axis"),
     (["arch.dataflows.main.spatial=[]", "arch.dataflows.main.interstellar=C|Q"], "cannot read 'Q'"),
     (["workload=onnx", "workload.path=missing.onnx"], "workload.path=missing.onnx"),
 ])

@@ -5,10 +5,10 @@
     lego-build --sweep memory hydra/launcher=joblib hydra.launcher.n_jobs=2   # RF x buffer sizes (seed 001 §5.3)
     lego-build --task map -m mapper=pfm,ruby_s arch=eyeriss workload=resnet50 # stop every job after a stage
 
-Each Hydra job composes one design and runs ``doit build`` for it in a subprocess with
-the design's own dependency database (``out/<design>/.doit.db``): jobs of different
-designs share nothing but ``out/``, and jobs of the same design (say two mappers) take
-the design directory's lock in turn. Every stage writes atomically, so a sweep stopped
+Each Hydra job composes one design and runs ``doit build`` for it in a subprocess;
+``dodo.py`` gives every design its own dependency database (``out/.doit/<design>.json``)
+and locks the design directory, so jobs of different designs share nothing but
+``out/``, and jobs of the same design (say two mappers) run in turn. Every stage writes atomically, so a sweep stopped
 with Ctrl-C (or killed) and started again re-runs only what did not finish; finished
 designs are up to date in doit and cost a second each.
 
@@ -20,7 +20,6 @@ Launchers: Hydra's basic one (in turn), ``hydra/launcher=joblib`` (local process
 """
 from __future__ import annotations
 
-import fcntl
 import itertools
 import json
 import os
@@ -68,15 +67,11 @@ def build_design(overrides: list[str], sweep_dir: Path, project: Path, task: str
         return "config error"
     did = design_id(cfg)
     ddir = project / OUT / did
-    ddir.mkdir(parents=True, exist_ok=True)
     log = sweep_dir / "jobs" / f"{job_key(overrides)}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "doit", "-f", str(DODO), "-d", str(project), "--db-file",
-           str(OUT / did / ".doit.db"), task, *overrides]
-    with open(ddir / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # jobs of one design run in turn
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=project)
-        summary = _summary(ddir, cfg) if proc.returncode == 0 else None
+    cmd = [sys.executable, "-m", "doit", "-f", str(DODO), "-d", str(project), task, *overrides]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=project)  # dodo.py locks the design
+    summary = _summary(ddir, cfg) if proc.returncode == 0 else None
     log.write_text(proc.stdout + proc.stderr)
     errors = [line[len("error: "):] for line in proc.stderr.splitlines() if line.startswith("error: ")]
     status = "ok" if proc.returncode == 0 else ("bad input" if proc.returncode == 2 else "failed")

@@ -1,6 +1,10 @@
 """Atomic artifact writes: a temp file in the same directory, then ``os.replace``.
 
-A killed build never leaves a half-written artifact under its final name.
+A killed build never leaves a half-written artifact under its final name; what it
+can leave are its temp files (``.<name>.*.tmp``) and undo links (``.<name>.undo``,
+:mod:`lego_build.flow.journal`), which :func:`sweep_stale` removes before the next
+build of the design starts. While a journal is active every write is recorded, so a
+build stopped by bad input can put the old bytes back.
 """
 from __future__ import annotations
 
@@ -10,11 +14,20 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from . import journal
+
+TMP_SUFFIX = ".tmp"
+
 
 def write_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    jnl = journal.active()
+    if jnl is not None:
+        jnl.makedirs(path.parent)
+        jnl.will_write(path)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -47,7 +60,32 @@ def read_json(path: Path) -> Any:
 def point_symlink(link: Path, target: str) -> None:
     """Atomically make ``link`` a relative symlink to ``target``."""
     link = Path(link)
-    tmp = link.with_name(f".{link.name}.tmp")
+    tmp = link.with_name(f".{link.name}.{os.getpid()}{TMP_SUFFIX}")  # per process: builds may race here
     tmp.unlink(missing_ok=True)
     os.symlink(target, tmp)
     os.replace(tmp, link)
+
+
+def is_stale(name: str) -> bool:
+    """A leftover of a killed write: ``.<name>.<random>.tmp`` or ``.<name>.undo``."""
+    return name.startswith(".") and (name.endswith(TMP_SUFFIX) or name.endswith(journal.UNDO_SUFFIX))
+
+
+def sweep_stale(top: Path) -> list[Path]:
+    """Remove the temp files and undo links a killed build left under ``top``.
+
+    Call only while holding the design's lock (:mod:`lego_build.flow.lock`): a
+    running build's temp files look the same.
+    """
+    removed = []
+    top = Path(top)
+    if not top.is_dir():
+        return removed
+    for root, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if d != "obj_dir"]  # Verilator's own build tree
+        for name in files:
+            if is_stale(name):
+                path = Path(root) / name
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return sorted(removed)

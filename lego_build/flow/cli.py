@@ -108,7 +108,8 @@ def code_hash(root: Path | None = None, dirs: Iterable[str] = CODE_DIRS) -> str:
 
 def run_stage_action(name: str, cfg, design_dir: str):
     """doit python-action: run one stage; a :class:`StageError` becomes one line and a failed task,
-    an :class:`InputError` one line and exit status 2.
+    an :class:`InputError` one line, exit status 2 and ``out/`` rolled back to its state
+    before this build (:mod:`lego_build.flow.journal`).
 
     Any other exception is a bug in a stage and propagates (doit shows its traceback).
     """
@@ -116,14 +117,41 @@ def run_stage_action(name: str, cfg, design_dir: str):
 
     from .stages import InputError, StageError, run_stage
 
+    checkpoint(f"{name}:{Path(design_dir).name}")
     try:
         run_stage(name, cfg, Path(design_dir))
-    except InputError as exc:  # bad input found by the stage: like a config error, exit 2
+    except InputError as exc:  # bad input found by the stage: like a config error, exit 2 ...
+        from . import journal
+
+        jnl = journal.active()
+        if jnl is not None:  # ... and out/ as it was before this build (earlier stages' writes undone)
+            jnl.rollback()
         exit_with_error(exc)
     except StageError as exc:
         print_error(exc)
         return TaskFailed(f"stage {name} stopped (see the 'error:' line above)")
     return None
+
+
+def checkpoint(task_id: str) -> None:
+    """Write-ahead step before a stage rewrites its targets: save the records of the tasks
+    this run finished so far and drop ``task_id``'s own.
+
+    doit saves its DB once, at the end of a run, and trusts a record whatever became of
+    the targets since. So without this, a build killed half-way through re-running a
+    stage would leave that stage's old record next to half-new targets, and a later
+    build with the old config would call them up to date. With it, a killed build
+    re-runs exactly the stage it was in and the ones after it.
+    """
+    from doit.globals import Globals
+
+    from .doitdb import AtomicJsonDB
+
+    dep = getattr(Globals, "dep_manager", None)
+    if dep is None or not isinstance(dep.backend, AtomicJsonDB):
+        return
+    dep.backend.remove(task_id)
+    dep.backend.dump()
 
 
 def latest_points_at(link: str, target: str) -> bool:

@@ -48,6 +48,11 @@ def _one_line(exc: BaseException, overrides: list[str], conf_dir: Path) -> str:
     """Turn a Hydra/OmegaConf exception into one line that names the key."""
     text = _chain_text(exc).strip()
     first = text.splitlines()[0] if text else type(exc).__name__
+    if "override_grammar" in text:  # Hydra could not parse an override: name the one it was
+        bad = _unparsable(overrides)
+        if bad is not None:
+            return (f"cannot parse override {bad!r}: write key=value, and quote a value with spaces "
+                    "or ; [ ] , characters, e.g. 'workload.path=\"my model.onnx\"'")
     missing = re.search(r"Could not find '([\w]+)/([^']+)'", text)
     if missing:
         group, option = missing.groups()
@@ -61,12 +66,30 @@ def _one_line(exc: BaseException, overrides: list[str], conf_dir: Path) -> str:
     converted = re.search(r"Value '([^']*)' of type '\w+' could not be converted to (\w+)", text)
     if converted and full_key:
         return f"{full_key.group(1)}={converted.group(1)}: expected a value of type {converted.group(2)}"
+    invalid = re.search(r"Value '([^']*)' is not a valid (\w+)", text)
+    if invalid and full_key:
+        kind = invalid.group(2)
+        hint = "; use true or false" if kind == "bool" else ""
+        return f"{full_key.group(1)}={invalid.group(1)}: expected a value of type {kind}{hint}"
     if full_key:
         return f"{full_key.group(1)}: {first}"
     parse = re.search(r"Error parsing override '([^']*)'", text)
     if parse:
         return f"cannot parse override {parse.group(1)!r}: write key=value, e.g. arch.rows=8"
     return first
+
+
+def _unparsable(overrides: list[str]) -> str | None:
+    """The first override Hydra's grammar rejects."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    for o in overrides:
+        try:
+            parser.parse_override(o)
+        except Exception:  # the grammar's own exception types
+            return o
+    return None
 
 
 def _reject_extra_keys(node: Any, schema: type, path: str) -> None:
@@ -101,6 +124,10 @@ def compose(overrides: Iterable[str] = (), conf_dir: Path = CONF_DIR) -> LegoCon
     try:
         with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
             cfg = hydra_compose(config_name="config", overrides=overrides)
+        for key in cfg.keys():
+            if key not in GROUPS:
+                raise ConfigError(f"{key}: unknown config key (check the spelling); the groups are "
+                                  f"{', '.join(GROUPS)}")
         for group in GROUPS:
             _reject_extra_keys(cfg[group], OmegaConf.get_type(cfg[group]), group)
         obj = OmegaConf.to_object(cfg)

@@ -8,6 +8,7 @@ naming the key; they run when the composed config is turned into objects.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -23,6 +24,18 @@ def _positive(group: str, obj: Any, *names: str) -> None:
         value = getattr(obj, name)
         if value <= 0:
             raise ConfigError(f"{group}.{name}={value}: must be a positive integer")
+
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+
+def _name(key: str, value: str) -> None:
+    """Names end up in paths (``out/<arch>-<workload>-<hash>``) and reports next to Verilog
+    identifiers: letters, digits and ``_`` only, so ``../x``, ``a b`` or ``x;y`` cannot escape
+    ``out/`` or break a tool that reads them."""
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
+        raise ConfigError(f"{key}={value!r}: not a valid name; use 1-64 letters, digits and _, "
+                          "starting with a letter (e.g. my_array)")
 
 
 def _choice(group: str, name: str, value: str, choices: tuple[str, ...]) -> None:
@@ -315,7 +328,8 @@ class ArchConf:
         _choice("arch", "family", self.family, ("gemm", "conv2d", "mttkrp", "ttmc"))
         if self.rows * self.cols > self.max_fus:
             raise ConfigError(
-                f"arch.rows x arch.cols = {self.rows * self.cols} FUs exceeds arch.max_fus={self.max_fus}"
+                f"arch.rows x arch.cols = {self.rows * self.cols} FUs exceeds arch.max_fus={self.max_fus}; "
+                "use a smaller array or raise arch.max_fus"
             )
         if not self.dataflows:
             raise ConfigError("arch.dataflows: give at least one dataflow, e.g. arch.dataflows.main.spatial=[m,n]")
@@ -323,7 +337,8 @@ class ArchConf:
             raise ConfigError(f"arch.control_flow={list(self.control_flow)}: needs two values from -1, 0, 1")
         if self.operand_bits > 32 or self.acc_bits > 64:
             raise ConfigError(
-                f"arch.operand_bits={self.operand_bits}, arch.acc_bits={self.acc_bits}: limits are 32 and 64 bits"
+                f"arch.operand_bits={self.operand_bits}, arch.acc_bits={self.acc_bits}: limits are 32 and 64 bits; "
+                "use narrower operands"
             )
         if self.acc_bits < 2 * self.operand_bits:
             raise ConfigError(f"arch.acc_bits={self.acc_bits}: must hold a product (>= 2 x arch.operand_bits)")
@@ -381,7 +396,7 @@ class OptimizerConf:
 
         unknown = [p for p in self.passes if p not in ORDER]
         if unknown:
-            raise ConfigError(f"optimizer.passes: unknown pass {unknown[0]!r}; passes: {', '.join(ORDER)}")
+            raise ConfigError(f"optimizer.passes: unknown pass {unknown[0]!r}; choose from {', '.join(ORDER)}")
         if "delay_matching" not in self.passes:
             raise ConfigError("optimizer.passes: delay_matching is mandatory (the RTL would not meet timing)")
         try:
@@ -420,6 +435,14 @@ class LegoConfig:
     mapper: MapperConf = MISSING
     optimizer: OptimizerConf = MISSING
     target: TargetConf = MISSING
+
+    def __post_init__(self) -> None:
+        for group in GROUPS:
+            _name(f"{group}.name", getattr(self, group).name)
+        for i, level in enumerate(self.arch.memory):
+            _name(f"arch.memory[{i}].name", level.name)
+        for key in self.arch.dataflows:
+            _name(f"arch.dataflows.{key}", key)
 
 
 #: (group, option name in the ConfigStore, schema)

@@ -39,9 +39,9 @@ def _axis_from_spec(spec: str, size: int, where: str, dims: tuple[str, ...]) -> 
         dim, _, ext = part.partition(":")
         dim = dim.strip()
         if dim not in dims:
-            raise ConfigError(f"{where}: dim {dim!r} is not a dim of this family (dims: {', '.join(dims)})")
+            raise ConfigError(f"{where}: dim {dim!r} is not a dim of this family; use one of {', '.join(dims)}")
         if ext and not ext.strip().isdigit():
-            raise ConfigError(f"{where}: extent {ext!r} of dim {dim!r} is not a positive integer")
+            raise ConfigError(f"{where}: extent {ext!r} of dim {dim!r} is not a positive integer; write dim:N, e.g. m:4")
         entries.append([dim, int(ext) if ext else 0])
     missing = [e for e in entries if e[1] == 0]
     known = prod(e[1] for e in entries if e[1])
@@ -49,11 +49,11 @@ def _axis_from_spec(spec: str, size: int, where: str, dims: tuple[str, ...]) -> 
         raise ConfigError(f"{where}={spec!r}: give extents for all but one dim, e.g. x:4,k:4")
     if missing:
         if size % known:
-            raise ConfigError(f"{where}={spec!r}: extents {known} do not divide the axis size {size}")
+            raise ConfigError(f"{where}={spec!r}: extents {known} do not divide the axis size {size}; make them divide it")
         missing[0][1] = size // known
     if prod(e[1] for e in entries) != size:
         raise ConfigError(f"{where}={spec!r}: extents multiply to {prod(e[1] for e in entries)}, "
-                          f"but the axis has {size} FUs")
+                          f"but the axis has {size} FUs; make the extents multiply to {size}")
     if any(e[1] < 1 for e in entries):
         raise ConfigError(f"{where}={spec!r}: every extent must be >= 1")
     return tuple((d, e) for d, e in entries)
@@ -79,7 +79,8 @@ def interstellar_axes(text: str, family: str, where: str) -> list[str]:
             for token, number in tokens:
                 dim = names.get(token.upper())
                 if dim is None:
-                    raise ConfigError(f"{where}={text!r}: loop {token} has no counterpart in the {family} family")
+                    raise ConfigError(f"{where}={text!r}: loop {token} has no counterpart in the {family} family; use "
+                                      f"{', '.join(sorted(names))}")
                 axes[j].insert(0, f"{dim}:{number}" if number else dim)
     return [",".join(axis) for axis in axes]
 
@@ -88,9 +89,9 @@ def _temporal_entry(entry: str, where: str, family: str, dims: tuple[str, ...]) 
     dim, _, trips = entry.partition(":")
     dim = dim.strip()
     if dim not in dims:
-        raise ConfigError(f"{where}: dim {dim!r} is not a dim of {family} (dims: {', '.join(dims)})")
+        raise ConfigError(f"{where}: dim {dim!r} is not a dim of {family}; use one of {', '.join(dims)}")
     if trips and (not trips.strip().isdigit() or int(trips) < 1):
-        raise ConfigError(f"{where}: trip count {trips!r} of dim {dim!r} is not a positive integer")
+        raise ConfigError(f"{where}: trip count {trips!r} of dim {dim!r} is not a positive integer; write dim:N, e.g. k:4")
     return dim, int(trips) if trips else 0
 
 
@@ -103,22 +104,23 @@ def parse_dataflow(name: str, conf, arch) -> Dataflow:
     specs = interstellar_axes(conf.interstellar, family, f"{where}.interstellar") if conf.interstellar \
         else list(conf.spatial)
     if len(specs) != 2:
-        raise ConfigError(f"{where}.spatial={specs}: needs one entry per array axis (2)")
+        raise ConfigError(f"{where}.spatial={specs}: give one entry per array axis (2), e.g. [m,n]")
     axes = tuple(_axis_from_spec(spec, size, f"{where}.spatial[{j}]", dims)
                  for j, (spec, size) in enumerate(zip(specs, (arch.rows, arch.cols))))
     seen = set()
     for j, axis in enumerate(axes):
         for dim, _ in axis:
             if (j, dim) in seen:
-                raise ConfigError(f"{where}.spatial[{j}]: dim {dim!r} twice on one axis is not bijective")
+                raise ConfigError(f"{where}.spatial[{j}]: dim {dim!r} twice on one axis is not bijective; "
+                                  "give each dim once per axis")
             seen.add((j, dim))
     temporal = tuple(_temporal_entry(str(entry), f"{where}.temporal", family, dims) for entry in conf.temporal)
     if temporal:
         for dim in dims:
             levels = [trips for d, trips in temporal if d == dim]
             if not levels:
-                raise ConfigError(f"{where}.temporal: dim {dim!r} has no loop; the iteration space "
-                                  "would not be covered (every dim needs one, trip count 1 is fine)")
+                raise ConfigError(f"{where}.temporal: dim {dim!r} has no loop, so the iteration space "
+                                  f"would not be covered; add one, e.g. {dim} (trip count 1 is fine)")
             if levels.count(0) != 1 or levels[0] != 0:
                 raise ConfigError(f"{where}.temporal: dim {dim!r} needs exactly one loop without a trip count, "
                                   "its outermost; inner levels read dim:trips (else M_T->I is not bijective)")

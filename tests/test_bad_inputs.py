@@ -1,0 +1,218 @@
+"""The bad-input catalogue (issue 10): every entry is a real ``doit`` run that must end with
+exit status 2, exactly one ``error:`` line on stderr that names the offending key or
+file and says what to do next, no traceback, and ``out/`` byte-identical before and after.
+
+``out/`` starts each case holding an earlier build's files (a design directory, a
+dependency DB, ``out/latest``) so "untouched" is checked against real content; the
+cases whose error a stage finds after earlier stages wrote (no tile fits a buffer,
+an exhaustive mapspace too large) check the journal's rollback
+(:mod:`lego_build.flow.journal`). The runs go two at a time.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from test_dodo import DODO, snapshot
+
+onnx = pytest.importorskip("onnx")
+import numpy as np  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+#: words of an instruction: every message must say what to do next
+ADVICE = re.compile(r"\b(use|give|choose|must|make|set|raise|install|fix|write|expected|check|rename|"
+                    r"lower|pick|remove|add|unset)\b|e\.g\.", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Bad:
+    id: str
+    args: tuple[str, ...]  # doit task, then Hydra overrides
+    names: str  # what the error line must name (a key, a preset or a file)
+    files: tuple[tuple[str, str], ...] = ()  # (file in the project, fixture key of its bytes)
+    env: tuple[tuple[str, str], ...] = ()
+    group: str = field(default="config")
+
+
+def _onnx_bytes(nodes, inputs, outputs, inits=()) -> bytes:
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def _conv_model() -> bytes:
+    w = numpy_helper.from_array(np.zeros((8, 3, 3, 3), dtype=np.float32), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 14, 14])
+    return _onnx_bytes([helper.make_node("Conv", ["x", "w"], ["y"], name="c1")], [x], [y], [w])
+
+
+def _relu_model() -> bytes:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])
+    return _onnx_bytes([helper.make_node("Relu", ["x"], ["y"], name="r")], [x], [y])
+
+
+FILES = {
+    "garbage": b"\x08\x07garbage" * 10,
+    "empty": b"",
+    "truncated_onnx": _conv_model()[: len(_conv_model()) // 2],
+    "relu_onnx": _relu_model(),
+    "zeros": b"\x00" * 64,
+    "tflite_text": b"TFL3 is not a flatbuffer\n",
+    "yaml_syntax": b"problem: [1, 2\n",
+    "yaml_no_problem": b"architecture: {}\n",
+    "yaml_list": b"- 1\n- 2\n",
+    "yaml_bad_dims": b"problem:\n  shape:\n    name: CNN-Layer\n  instance: {C: -4, M: 8, P: 4, Q: 4, R: 3, S: 3, N: 1}\n",
+}
+
+RTL = "target=rtl"  # cases about other groups skip the Verilator preflight
+CATALOGUE: tuple[Bad, ...] = (
+    # unknown presets
+    Bad("preset-workload", ("build", "workload=nope"), "workload=nope"),
+    Bad("preset-arch", ("build", "arch=nope"), "arch=nope"),
+    Bad("preset-mapper", ("build", "mapper=nope"), "mapper=nope"),
+    Bad("preset-optimizer", ("build", "optimizer=nope"), "optimizer=nope"),
+    Bad("preset-target", ("build", "target=nope"), "target=nope"),
+    # unknown keys
+    Bad("key-arch", ("build", RTL, "arch.rowz=4"), "arch.rowz"),
+    Bad("key-appended", ("build", RTL, "+arch.extra=1"), "arch.extra"),
+    Bad("key-top-level", ("build", RTL, "+frobnicate=3"), "frobnicate"),
+    Bad("key-workload-other-kind", ("build", RTL, "workload.in_ch=3"), "workload.in_ch"),
+    Bad("key-memory-level", ("map", "arch=eyeriss_ruby", "arch.memory.0.sise=4"), "arch.memory[0].sise"),
+    # wrong types
+    Bad("type-int", ("build", RTL, "arch.rows=abc"), "arch.rows"),
+    Bad("type-float-for-int", ("build", RTL, "workload.M=1.5"), "workload.M"),
+    Bad("type-bool", ("map", "arch=nmp", "mapper=tso", "workload=lenet", "mapper.burst=maybe"), "mapper.burst"),
+    Bad("type-list-for-int", ("build", RTL, "target.seed=[1,2]"), "target.seed"),
+    Bad("type-str-for-float", ("build", RTL, "optimizer.time_limit_s=soon"), "optimizer.time_limit_s"),
+    # zero and negative sizes
+    Bad("zero-M", ("build", RTL, "workload.M=0"), "workload.M"),
+    Bad("negative-K", ("build", RTL, "workload.K=-3"), "workload.K"),
+    Bad("zero-rows", ("build", RTL, "arch.rows=0"), "arch.rows"),
+    Bad("negative-cols", ("build", RTL, "arch.cols=-1"), "arch.cols"),
+    Bad("zero-stride", ("build", RTL, "workload=conv2d", "workload.stride=0"), "workload.stride"),
+    Bad("zero-max-cycles", ("build", "target.max_cycles=0"), "target.max_cycles"),
+    Bad("negative-buffer", ("build", RTL, "arch.buffer_depth=-4"), "arch.buffer_depth"),
+    Bad("negative-memory-size", ("map", "arch=eyeriss_ruby", "arch.memory.0.size_bytes=-8"), "size_bytes"),
+    # limits
+    Bad("array-over-limit", ("build", RTL, "arch.rows=1000", "arch.cols=1000"), "arch.max_fus"),
+    Bad("bits-over-limit", ("build", RTL, "arch.operand_bits=40", "arch.acc_bits=80"), "arch.operand_bits"),
+    # buffers too small for any tile: found by the map stage after analyze wrote (rollback)
+    Bad("rf-too-small", ("map", "arch=zigzag_eyeriss_like", "workload=lenet", "arch.memory.1.size_bytes=1"),
+        "rf_16B", group="stage"),
+    Bad("spad-too-small", ("map", "arch=nmp", "mapper=tso", "workload=lenet", "arch.multicore.spad_bytes=16"),
+        "arch.multicore", group="stage"),
+    Bad("exhaustive-too-large", ("map", RTL, "workload=resnet50", "arch=eyeriss", "mapper=exhaustive"),
+        "mapper.search", group="stage"),
+    # dataflows
+    Bad("dataflow-not-bijective", ("build", RTL, "arch.dataflows.main.spatial=['m:2,m:2',n]"), "arch.dataflows"),
+    Bad("dataflow-temporal-uncovered", ("build", RTL, "arch.dataflows.main.temporal=[m,n]"),
+        "arch.dataflows.main.temporal"),
+    Bad("dataflow-unknown-dim", ("build", RTL, "arch.dataflows.main.spatial=[m,q]"), "arch.dataflows"),
+    Bad("dataflow-wrong-extent", ("build", RTL, "arch.dataflows.main.spatial=[m:3,n]"), "arch.dataflows"),
+    # model files
+    Bad("onnx-missing", ("analyze", "workload=onnx", "workload.path=missing.onnx"), "missing.onnx"),
+    Bad("onnx-garbage", ("analyze", "workload=onnx", "workload.path=bad.onnx"), "bad.onnx",
+        (("bad.onnx", "garbage"),)),
+    Bad("onnx-empty", ("analyze", "workload=onnx", "workload.path=empty.onnx"), "empty.onnx",
+        (("empty.onnx", "empty"),)),
+    Bad("onnx-truncated", ("analyze", "workload=onnx", "workload.path=cut.onnx"), "cut.onnx",
+        (("cut.onnx", "truncated_onnx"),)),
+    Bad("onnx-no-layers", ("analyze", "workload=onnx", "workload.path=relu.onnx"), "relu.onnx",
+        (("relu.onnx", "relu_onnx"),)),
+    Bad("onnx-directory", ("analyze", "workload=onnx", "workload.path=."), "workload.path"),
+    Bad("tflite-zeros", ("analyze", "workload=tflite", "workload.path=bad.tflite"), "bad.tflite",
+        (("bad.tflite", "zeros"),)),
+    Bad("tflite-text", ("analyze", "workload=tflite", "workload.path=text.tflite"), "text.tflite",
+        (("text.tflite", "tflite_text"),)),
+    Bad("tflite-empty", ("analyze", "workload=tflite", "workload.path=empty.tflite"), "empty.tflite",
+        (("empty.tflite", "empty"),)),
+    Bad("yaml-syntax", ("analyze", "workload=timeloop", "workload.path=bad.yaml"), "bad.yaml",
+        (("bad.yaml", "yaml_syntax"),)),
+    Bad("yaml-no-problem", ("analyze", "workload=timeloop", "workload.path=arch.yaml"), "arch.yaml",
+        (("arch.yaml", "yaml_no_problem"),)),
+    Bad("yaml-list", ("analyze", "workload=timeloop", "workload.path=list.yaml"), "list.yaml",
+        (("list.yaml", "yaml_list"),)),
+    Bad("yaml-negative-dim", ("analyze", "workload=timeloop", "workload.path=neg.yaml"), "neg.yaml",
+        (("neg.yaml", "yaml_bad_dims"),)),
+    Bad("override-syntax", ("build", RTL, "arch.rows=[1,"), "arch.rows"),
+    # names that would be unsafe as file names or identifiers
+    Bad("name-space", ("build", RTL, "arch.name=my array"), "arch.name"),
+    Bad("name-semicolon", ("build", RTL, "workload.name=x;rm"), "workload.name"),
+    Bad("name-dotdot", ("build", RTL, "workload.name=../escape"), "workload.name"),
+    Bad("name-slash", ("build", RTL, "arch.name=a/b"), "arch.name"),
+    Bad("name-empty", ("build", RTL, "arch.name="), "arch.name"),
+    Bad("name-memory-level", ("map", "arch=eyeriss_ruby", "arch.memory.0.name=a-b"), "arch.memory[0].name"),
+    # optimizer
+    Bad("lp-time-limit-zero", ("build", RTL, "optimizer.time_limit_s=0"), "optimizer.time_limit_s"),
+    Bad("lp-time-limit-negative", ("build", RTL, "optimizer.time_limit_s=-1"), "optimizer.time_limit_s"),
+    Bad("unknown-pass", ("build", RTL, "optimizer.passes=[nope]"), "optimizer.passes"),
+    # mapper / arch mismatch
+    Bad("tso-without-multicore", ("map", "arch=eyeriss", "mapper=tso"), "mapper.search=tso"),
+    # missing tools
+    Bad("verilator-missing", ("build",), "LEGO_VERILATOR", env=(("LEGO_VERILATOR", "no-such-verilator"),)),
+    Bad("yosys-missing", ("build", "target=yosys"), "LEGO_YOSYS", env=(("LEGO_YOSYS", "no-such-yosys"),)),
+)
+
+
+def _prepare(root: Path, case: Bad) -> Path:
+    project = root / case.id
+    project.mkdir(parents=True)
+    shutil.copy(DODO, project / "dodo.py")
+    old = project / "out" / "systolic-gemm-0badc0de"
+    (old / "rtl").mkdir(parents=True)
+    (old / "analysis.json").write_text('{"layers": []}\n')
+    (old / "rtl" / "lego_top.v").write_text("module lego_top; endmodule\n")
+    (project / "out" / ".doit").mkdir()
+    (project / "out" / ".doit" / "systolic-gemm-0badc0de.json").write_text('{"analyze:x": {}}')
+    os.symlink("systolic-gemm-0badc0de", project / "out" / "latest")
+    for name, key in case.files:
+        (project / name).write_bytes(FILES[key])
+    return project
+
+
+def _run(root: Path, case: Bad) -> dict:
+    project = _prepare(root, case)
+    before = snapshot(project / "out")
+    env = {**os.environ, **dict(case.env)}
+    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(project / "dodo.py"), *case.args],
+                          cwd=project, capture_output=True, text=True, timeout=600, env=env)
+    return {"proc": proc, "same": snapshot(project / "out") == before}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> dict[str, dict]:
+    root = tmp_path_factory.mktemp("bad")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {case.id: pool.submit(_run, root, case) for case in CATALOGUE}
+    return {cid: f.result() for cid, f in futures.items()}
+
+
+def test_catalogue_is_large_and_unique():
+    ids = [c.id for c in CATALOGUE]
+    assert len(ids) == len(set(ids))
+    assert len(CATALOGUE) >= 40
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CATALOGUE, ids=[c.id for c in CATALOGUE])
+def test_bad_input(results, case):
+    proc, same = results[case.id]["proc"], results[case.id]["same"]
+    report = f"exit {proc.returncode}\nstdout:\n{proc.stdout[-2000:]}\nstderr:\n{proc.stderr[-2000:]}"
+    assert proc.returncode == 2, report
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, report
+    (line,) = lines
+    assert line.startswith("error: "), report
+    assert case.names in line, report
+    assert ADVICE.search(line), f"the message does not say what to do: {line}"
+    assert "Traceback" not in proc.stdout + proc.stderr, report
+    assert same, f"out/ changed\n{report}"

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import journal
+from . import crashtest, journal
 
 TMP_SUFFIX = ".tmp"
 
@@ -34,7 +34,9 @@ def write_bytes(path: Path, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)
+        crashtest.point("before", path)
         os.replace(tmp, path)
+        crashtest.point("after", path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -117,6 +117,9 @@ def run_stage_action(name: str, cfg, design_dir: str):
 
     from .stages import InputError, StageError, run_stage
 
+    from . import crashtest
+
+    crashtest.enter(name)
     checkpoint(f"{name}:{Path(design_dir).name}")
     try:
         run_stage(name, cfg, Path(design_dir))

@@ -23,7 +23,7 @@ from doit.task import clean_targets
 from doit.tools import config_changed
 
 from lego_build.flow import cli, journal
-from lego_build.flow.atomic import sweep_stale
+from lego_build.flow.atomic import sweep_stale, sweep_stale_of
 from lego_build.flow.config import design_id, group_slice
 from lego_build.flow.lock import lock_dir
 from lego_build.flow.stages import STAGES, config_file_deps
@@ -43,11 +43,13 @@ CODE_HASH = cli.code_hash()
 # this), and remove what a killed build of it left behind.
 JOURNAL = journal.start()
 _DESIGN_LOCK = lock_dir(Path(DESIGN_DIR), JOURNAL.makedirs)
+DEP_FILE = f"{OUT}/.doit/{DESIGN_ID}.json"  # one DB per design: designs share no file but out/latest
 sweep_stale(Path(DESIGN_DIR))
+sweep_stale_of(Path(DEP_FILE))
 
 DOIT_CONFIG = {
     "default_tasks": ["build"],
-    "dep_file": f"{OUT}/.doit/{DESIGN_ID}.json",  # one DB per design: designs share no file but out/latest
+    "dep_file": DEP_FILE,
     "backend": "lego_json",  # lego_build.flow.doitdb: saved atomically, not saved after a rollback
     "verbosity": 2,
     "minversion": "0.36.0",

@@ -73,6 +73,17 @@ def is_stale(name: str) -> bool:
     return name.startswith(".") and (name.endswith(TMP_SUFFIX) or name.endswith(journal.UNDO_SUFFIX))
 
 
+def sweep_stale_of(path: Path) -> list[Path]:
+    """Remove the leftovers of killed writes of one file (e.g. the design's DB in the shared ``out/.doit``)."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        return []
+    removed = sorted(p for p in path.parent.glob(f".{path.name}.*") if is_stale(p.name))
+    for p in removed:
+        p.unlink(missing_ok=True)
+    return removed
+
+
 def sweep_stale(top: Path) -> list[Path]:
     """Remove the temp files and undo links a killed build left under ``top``.
 

@@ -412,15 +412,14 @@ def _passes(passes_doc: dict | None) -> str:
                 savings.append(f"{_e(cur.get('pass', '?'))}: {_e(key.replace('_', ' '))} {_int(a)} \u2192 {_int(b)}")
     if savings:
         lines.append("Reductions: " + "; ".join(savings) + ".")
-    num = set(range(1, len(PASS_COLUMNS) + 2))
+    num = set(range(1, len(PASS_COLUMNS) + 1))
     rows = []
     for i, p in enumerate(passes):
         prev = passes[i - 1] if i else None
         cells = [f"<code>{_e(p.get('pass', '?'))}</code>"]
         cells += [_delta(p.get(k, 0), prev.get(k, 0) if prev else None) for k in PASS_COLUMNS]
-        cells.append(f"{float(p['seconds']):.3f}" if isinstance(p.get("seconds"), (int, float)) else "-")
         rows.append(_row(cells, num))
-    head = ["pass"] + [PASS_HEADS.get(k, k.replace("_", " ")) for k in PASS_COLUMNS] + ["time (s)"]
+    head = ["pass"] + [PASS_HEADS.get(k, k.replace("_", " ")) for k in PASS_COLUMNS]
     body = (f'<p class="note">{" ".join(lines)}</p>\n{_figure(plots.passes_svg(passes))}\n'
             f"<h3>After each pass</h3>\n{_table(head, rows, num)}")
     return _section("passes", body)

@@ -1,0 +1,126 @@
+"""Fuzzing the config and the pipeline (issue 10): hypothesis draws presets, overrides
+(valid, out of range, wrong types, unknown keys) and small affine workloads (GEMM,
+conv2d, MTTKRP, attention); each example is composed, validated and, when valid, built
+in-process through every stage with ``target=rtl`` (the Verilog is emitted; the
+simulator is covered by the sim tests). An example may end in a clean error, a
+:class:`ConfigError` or a stage's one-line :class:`StageError` / :class:`InputError`,
+or in a finished build; anything else is a crash and fails the test.
+
+A valid config of random presets, sizes and settings, and in four examples of ten one
+bad override from a list of 32. 500 examples with a fixed seed (``derandomize``);
+arrays above 16 FUs stop after the mapper and one build in 40 runs the report stage,
+to keep the run near a minute (graph, LP and plot time grow, the bugs do not).
+"""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis", reason="hypothesis is a dev dependency: pip install -e '.[dev]'")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from lego_build.flow.config import compose  # noqa: E402
+from lego_build.flow.schema import ConfigError  # noqa: E402
+from lego_build.flow.stages import STAGES, StageError, run_stage  # noqa: E402
+from lego_build.flow.validate import validate  # noqa: E402
+
+EXAMPLES = 500
+MAX_FULL_FUS = 16
+
+dims = st.integers(min_value=1, max_value=12)
+
+
+def _kv(prefix: str, **values) -> list[str]:
+    return [f"{prefix}.{k}={v}" for k, v in values.items()]
+
+
+# ------------------------------------------------------------------ valid configs
+gemm = st.builds(lambda m, n, k, b: ["workload=gemm", *_kv("workload", M=m, N=n, K=k, batch=b)],
+                 dims, dims, dims, st.integers(1, 2))
+conv = st.builds(
+    lambda c, k, h, w, kh, s, p, g: ["workload=conv2d", *_kv("workload", in_ch=c * g, out_ch=k * g, in_h=h, in_w=w,
+                                                             kh=kh, kw=kh, stride=s, pad=p, groups=g)],
+    st.integers(1, 6), st.integers(1, 6), st.integers(4, 10), st.integers(4, 10), st.integers(1, 3),
+    st.integers(1, 2), st.integers(0, 1), st.sampled_from([1, 2]))
+mttkrp = st.builds(lambda i, j, k, l: ["workload=mttkrp", *_kv("workload", I=i, J=j, K=k, L=l)],
+                   dims, dims, dims, st.integers(1, 6))
+attention = st.builds(lambda h, q, kv, d: ["workload=attention", *_kv("workload", heads=h, seq_q=q, seq_kv=kv,
+                                                                      head_dim=d)],
+                      st.integers(1, 2), st.integers(1, 12), st.integers(1, 12), st.integers(1, 12))
+networks = st.sampled_from([["workload=lenet"], ["workload=depthwise"]])
+workloads = st.one_of(gemm, conv, mttkrp, attention, networks)
+
+arch_presets = st.sampled_from(["systolic", "eyeriss", "shidiannao", "lego_khoh_icoc", "lego_mnicoc", "bitfusion",
+                                "gemmini_like", "nvdla", "zigzag_eyeriss_like", "nmp"])
+arch_overrides = st.lists(st.one_of(
+    st.builds(lambda r, c: [f"arch.rows={r}", f"arch.cols={c}"], st.integers(1, 6), st.integers(1, 6)),
+    st.builds(lambda d: [f"arch.d_t={d}"], st.integers(0, 3)),
+    st.builds(lambda d: [f"arch.buffer_depth={d}"], st.sampled_from([4096, 64, 8, 1])),
+    st.builds(lambda b: [f"arch.operand_bits={b}"], st.sampled_from([8, 16, 4])),
+    st.builds(lambda c: [f"arch.control_flow={c}"], st.sampled_from(["[1,1]", "[0,1]", "[-1,1]", "[1,0]"])),
+    st.builds(lambda f: [f"arch.fu={f}"], st.sampled_from(["mac", "bitfusion"])),
+), max_size=2).map(lambda groups: [o for g in groups for o in g])
+mappers = st.builds(lambda m, o: [f"mapper={m}", f"mapper.objective={o}", "mapper.patience=30"],
+                    st.sampled_from(["pfm", "ruby", "ruby_s", "rtml", "random"]),
+                    st.sampled_from(["energy", "latency", "edp"]))
+optimizers = st.builds(lambda o, t: [f"optimizer={o}", f"optimizer.time_limit_s={t}"],
+                       st.sampled_from(["lego", "greedy", "delay_only", "fpga"]), st.sampled_from([30, 0.5]))
+
+# ------------------------------------------------------------------ one bad override (or none)
+BAD = (
+    "workload.batch=0", "workload.bits=-8", "arch.rows=0", "arch.cols=-3", "arch.rows=abc", "arch.rows=1.5",
+    "arch.d_t=-1", "arch.buffer_depth=0", "arch.operand_bits=33", "arch.fu=fpga", "arch.control_flow=[2,0]",
+    "arch.control_flow=[1]", "arch.rows=5000", "+arch.extra=1", "+nope=1", "arch.family=conv3d",
+    "arch.dataflows.main.spatial=[m]", "arch.dataflows.main.spatial=['m,m',n]", "mapper.objective=speed",
+    "mapper=tso", "mapper.seed=x", "mapper.patience=0", "optimizer.time_limit_s=0", "optimizer.passes=[nope]",
+    "optimizer.passes=[]", "target.max_cycles=-5", "target.tile_steps=0", "arch.name=a b", "workload.name=../x",
+    "arch.memory.0.size_bytes=1", "arch.multicore.spad_bytes=2", "mapper.search=exhaustive",
+)
+mutation = st.integers(0, 9).flatmap(lambda d: st.just([]) if d < 6 else st.sampled_from(BAD).map(lambda b: [b]))
+report = st.integers(0, 39).map(lambda d: d == 0)  # the report stage (1-3 s of plots) on one build in 40
+
+
+def _build(overrides: list[str], with_report: bool) -> str:
+    """``"config error"``, ``"stage error"`` or ``"built"``; anything else raises."""
+    try:
+        cfg = compose(overrides)
+        validate(cfg)
+    except ConfigError as exc:
+        assert "\n" not in str(exc) and str(exc), repr(exc)
+        return "config error"
+    full = cfg.arch.rows * cfg.arch.cols <= MAX_FULL_FUS
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            for stage in STAGES:
+                if (not full and stage.name not in ("analyze", "map")) or (stage.name == "report" and not with_report):
+                    break
+                run_stage(stage.name, cfg, Path(tmp))
+        except StageError as exc:  # InputError included
+            assert "\n" not in str(exc) and str(exc), repr(exc)
+            return "stage error"
+    return "built"
+
+
+OUTCOMES: dict[str, int] = {}
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(workloads, arch_presets, arch_overrides, mappers, optimizers, mutation, report)
+def test_no_input_crashes_the_flow(workload, arch, arch_more, mapper, optimizer, bad, with_report):
+    overrides = [*workload, f"arch={arch}", *arch_more, *mapper, *optimizer, "target=rtl", *bad]
+    outcome = _build(overrides, with_report)
+    OUTCOMES[outcome] = OUTCOMES.get(outcome, 0) + 1
+
+
+def test_fuzz_reached_every_outcome():
+    """The run above is not all errors: builds finish, and both kinds of clean error occur."""
+    if not OUTCOMES:
+        pytest.skip("runs after test_no_input_crashes_the_flow")
+    print(f"\nfuzz outcomes over {sum(OUTCOMES.values())} examples: {OUTCOMES}")
+    assert sum(OUTCOMES.values()) >= EXAMPLES
+    assert OUTCOMES.get("built", 0) >= EXAMPLES // 10
+    assert OUTCOMES.get("config error", 0) > 0

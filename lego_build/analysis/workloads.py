@@ -35,7 +35,8 @@ def workload_from_config(wl: Any) -> Workload:
         from .importers import load_model
 
         return load_model(kind, wl.path, wl.name, wl.batch, wl.bits)
-    raise ConfigError(f"workload.kind={kind!r}: unknown workload kind")
+    raise ConfigError(f"workload.kind={kind!r}: unknown workload kind; choose a workload preset "
+                      "(doit build workload=<name>, see conf/workload)")
 
 
 def attention_layers(name: str, batch: int, heads: int, seq_q: int, seq_kv: int, head_dim: int,

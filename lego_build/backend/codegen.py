@@ -120,7 +120,7 @@ def _sinks_last(fus, children):
 
 def build_dag(adg: ADG) -> DAG:
     if adg.fu not in FUS:
-        raise StageError(f"arch.fu={adg.fu!r}: the FUs generated are {', '.join(FUS)}")
+        raise StageError(f"arch.fu={adg.fu!r}: choose one of the FUs generated, {', '.join(FUS)}")
     inputs = [n for n in adg.nets if n.role == "in"]
     (output,) = [n for n in adg.nets if n.role == "out"]
     if len(inputs) not in (2, 3):

@@ -89,10 +89,12 @@ class Conv2dWorkload:
             raise ConfigError(f"workload.pad={self.pad}: must be >= 0")
         for key in ("in_ch", "out_ch"):
             if getattr(self, key) % self.groups:
-                raise ConfigError(f"workload.{key}={getattr(self, key)}: not divisible by workload.groups={self.groups}")
+                raise ConfigError(f"workload.{key}={getattr(self, key)}: not divisible by workload.groups={self.groups}; "
+                                  "make the channel counts multiples of the groups")
         for axis, size, k in (("h", self.in_h, self.kh), ("w", self.in_w, self.kw)):
             if size + 2 * self.pad < self.dilation * (k - 1) + 1:
-                raise ConfigError(f"workload.in_{axis}={size}: smaller than the kernel k{axis}={k} even with padding")
+                raise ConfigError(f"workload.in_{axis}={size}: smaller than the kernel k{axis}={k} even with padding; "
+                                  "use a larger input, a smaller kernel or more padding")
 
 
 @dataclass
@@ -203,11 +205,11 @@ def _check_memory(levels: List[MemLevelConf]) -> None:
     for i, m in enumerate(levels):
         key = f"arch.memory[{i}]"
         if m.name in names:
-            raise ConfigError(f"{key}.name={m.name!r}: two levels have this name")
+            raise ConfigError(f"{key}.name={m.name!r}: two levels have this name; give each level its own")
         names.add(m.name)
         for r in (*m.roles, *m.partition):
             if r not in roles:
-                raise ConfigError(f"{key}.roles: unknown role {r!r}; roles: {', '.join(roles)}")
+                raise ConfigError(f"{key}.roles: unknown role {r!r}; choose from {', '.join(roles)}")
         missing = [r for r in m.roles if m.partition and r not in m.partition]
         if missing:
             raise ConfigError(f"{key}.partition: no size for role {missing[0]!r} (give every stored role a size)")
@@ -218,7 +220,7 @@ def _check_memory(levels: List[MemLevelConf]) -> None:
         last = i == len(levels) - 1
         if (m.size_bytes == 0 and not m.partition) != last:
             raise ConfigError(f"{key}.size_bytes={m.size_bytes}: exactly the last (outermost) level, DRAM, "
-                              "is unbounded (size_bytes=0)")
+                              "is unbounded; set size_bytes=0 on the last level only")
         if m.per_pe and (last or (i and not levels[i - 1].per_pe)):
             raise ConfigError(f"{key}.per_pe: per-PE levels must be the innermost ones, below every shared level")
     if levels and all(m.per_pe for m in levels[:-1]) and len(levels) < 2:
@@ -398,11 +400,12 @@ class OptimizerConf:
         if unknown:
             raise ConfigError(f"optimizer.passes: unknown pass {unknown[0]!r}; choose from {', '.join(ORDER)}")
         if "delay_matching" not in self.passes:
-            raise ConfigError("optimizer.passes: delay_matching is mandatory (the RTL would not meet timing)")
+            raise ConfigError("optimizer.passes: delay_matching is mandatory (the RTL would not meet timing); add it")
         try:
             check_order(pipeline(tuple(self.passes)))
         except ValueError as exc:
-            raise ConfigError(f"optimizer.passes={list(self.passes)}: {exc}") from None
+            raise ConfigError(f"optimizer.passes={list(self.passes)}: {exc}; list them in the order "
+                              f"{', '.join(ORDER)}") from None
         _choice("optimizer", "delay_matching", self.delay_matching, ("lp", "greedy"))
         _choice("optimizer", "solver", self.solver, SOLVERS)
         if reason := unavailable(self.solver):

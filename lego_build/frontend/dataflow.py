@@ -33,7 +33,7 @@ _TOKEN = re.compile(r"(FX|FY|[BKCYX])(\d*)", re.IGNORECASE)
 def _axis_from_spec(spec: str, size: int, where: str, dims: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     parts = [p.strip() for p in str(spec).split(",") if p.strip()]
     if not parts:
-        raise ConfigError(f"{where}={spec!r}: empty axis; name the dim it unrolls")
+        raise ConfigError(f"{where}={spec!r}: empty axis; give the dim it unrolls, e.g. m")
     entries = []
     for part in parts:
         dim, _, ext = part.partition(":")
@@ -63,7 +63,8 @@ def interstellar_axes(text: str, family: str, where: str) -> list[str]:
     """``"C|K4X4"`` -> per-axis specs ``["ic", "ow:4,oc:4"]`` (outer to inner)."""
     names = INTERSTELLAR.get(family)
     if names is None:
-        raise ConfigError(f"{where}: Interstellar notation is defined for conv2d and gemm, not {family}")
+        raise ConfigError(f"{where}: Interstellar notation is defined for conv2d and gemm, not {family}; "
+                          "use spatial instead")
     text = text.strip()
     levels = [lv.strip() for lv in text.strip("[]").split(",")] if text.startswith("[") else [text]
     axes: list[list[str]] = [[], []]
@@ -74,7 +75,7 @@ def interstellar_axes(text: str, family: str, where: str) -> list[str]:
         for j, side in enumerate(sides):
             tokens = _TOKEN.findall(side.replace(" ", ""))
             if "".join(t + n for t, n in tokens).upper() != side.replace(" ", "").upper() or not tokens:
-                raise ConfigError(f"{where}={text!r}: cannot read {side!r}; loops are B K C Y X FY FX")
+                raise ConfigError(f"{where}={text!r}: cannot read {side!r}; write loops B K C Y X FY FX, e.g. C|K")
             # leftmost loop is innermost: it goes last in outer-to-inner order
             for token, number in tokens:
                 dim = names.get(token.upper())

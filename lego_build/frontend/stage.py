@@ -17,7 +17,8 @@ from .dot import adg_to_dot
 def run(cfg: LegoConfig, design_dir: Path) -> None:
     kernel = reference_kernel([k for _, k in load_layers(design_dir)], cfg.arch.family)
     if kernel is None:
-        raise StageError(f"no layer of this workload runs on arch.family={cfg.arch.family}")
+        raise StageError(f"no layer of this workload runs on arch.family={cfg.arch.family}; choose an arch of "
+                         "the workload's family (e.g. arch=systolic for GEMMs, arch=eyeriss for convs)")
     adg = build_adg(kernel, cfg.arch)
     write_json(design_dir / "adg.json", to_jsonable(adg))
     write_text(design_dir / "adg.dot", adg_to_dot(adg))

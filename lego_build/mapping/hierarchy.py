@@ -73,5 +73,6 @@ def arch_hierarchy(arch, ports: dict[str, int] | None = None, bits: dict[str, in
     if getattr(arch, "memory", None):
         return from_conf(arch)
     if ports is None or bits is None:
-        raise StageError("arch.memory is empty and no array is given to derive the hierarchy from")
+        raise StageError("arch.memory is empty and no array is given to derive the hierarchy from; "
+                         "give arch.memory levels")
     return array_hierarchy(arch, ports, bits)

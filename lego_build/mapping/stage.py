@@ -192,7 +192,8 @@ def _weighted(rows: list[dict], key: str) -> dict[str, float]:
 def map_workload(layers, arch, mapper) -> dict:
     ref = reference_kernel([k for _, k in layers], arch.family)
     if ref is None:
-        raise StageError(f"no layer of this workload runs on arch.family={arch.family}")
+        raise StageError(f"no layer of this workload runs on arch.family={arch.family}; choose an arch of "
+                         "the workload's family (e.g. arch=systolic for GEMMs, arch=eyeriss for convs)")
     adg = build_adg(ref, arch)
     latency = pipeline_latency(adg)
     cache: dict[Kernel, dict] = {}

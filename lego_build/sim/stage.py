@@ -102,7 +102,7 @@ def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
             tiles["edge"] = Tile(entry["name"], "edge", *edge, mapped[entry["name"]]["dataflow"],
                                  epilogue[entry["name"]])
     if not tiles:
-        raise StageError("no mapped layer to simulate")
+        raise StageError("no mapped layer to simulate; use target=rtl, or a workload with a layer the mapper places")
     return list(tiles.values())
 
 
@@ -185,7 +185,8 @@ def run(cfg: LegoConfig, design_dir: Path) -> None:
     if cfg.target.lint:
         warnings = verilator.lint(design_dir / "rtl")
         if warnings:
-            raise StageError(f"verilator -Wall lint: {len(warnings)} warnings, first: {warnings[0]}")
+            raise StageError(f"verilator -Wall lint: {len(warnings)} warnings, first: {warnings[0]}; "
+                             "fix the generator, or set target.lint=false to go on")
         checks["lint"] = "clean"
     if cfg.target.synth:
         checks["synth"] = yosys.synthesize(design_dir / "rtl")

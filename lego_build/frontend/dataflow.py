@@ -41,7 +41,8 @@ def _axis_from_spec(spec: str, size: int, where: str, dims: tuple[str, ...]) -> 
         if dim not in dims:
             raise ConfigError(f"{where}: dim {dim!r} is not a dim of this family; use one of {', '.join(dims)}")
         if ext and not ext.strip().isdigit():
-            raise ConfigError(f"{where}: extent {ext!r} of dim {dim!r} is not a positive integer; write dim:N, e.g. m:4")
+            raise ConfigError(f"{where}: extent {ext!r} of dim {dim!r} is not a positive integer; "
+                              "write dim:N, e.g. m:4")
         entries.append([dim, int(ext) if ext else 0])
     missing = [e for e in entries if e[1] == 0]
     known = prod(e[1] for e in entries if e[1])
@@ -49,7 +50,8 @@ def _axis_from_spec(spec: str, size: int, where: str, dims: tuple[str, ...]) -> 
         raise ConfigError(f"{where}={spec!r}: give extents for all but one dim, e.g. x:4,k:4")
     if missing:
         if size % known:
-            raise ConfigError(f"{where}={spec!r}: extents {known} do not divide the axis size {size}; make them divide it")
+            raise ConfigError(f"{where}={spec!r}: extents {known} do not divide the axis size {size}; "
+                              "make them divide it")
         missing[0][1] = size // known
     if prod(e[1] for e in entries) != size:
         raise ConfigError(f"{where}={spec!r}: extents multiply to {prod(e[1] for e in entries)}, "

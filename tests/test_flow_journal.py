@@ -122,7 +122,7 @@ def test_lock_dir_waits_for_the_holder(tmp_path, capsys):
 
     t = threading.Thread(target=second)
     t.start()
-    time.sleep(0.3)
+    time.sleep(1.0)
     assert not got  # still waiting
     released = time.monotonic()
     fcntl.flock(first, fcntl.LOCK_UN)
@@ -139,7 +139,7 @@ def test_lock_dir_relocks_a_directory_replaced_while_waiting(tmp_path):
     t = threading.Thread(target=lambda: fds.append(lock_dir(design, lambda p: p.mkdir(parents=True, exist_ok=True),
                                                             wait_note=False)))
     t.start()
-    time.sleep(0.3)
+    time.sleep(1.0)
     shutil.rmtree(design)  # e.g. doit clean, or a rolled-back first build
     os.close(first)  # releases the lock on the removed directory
     t.join(5)

@@ -145,3 +145,12 @@ def test_lock_dir_relocks_a_directory_replaced_while_waiting(tmp_path):
     t.join(5)
     assert fds and os.fstat(fds[0]).st_ino == os.stat(design).st_ino
     os.close(fds[0])
+
+
+def test_point_symlink_clears_temp_links_of_dead_builds(tmp_path):
+    dead = 2 ** 22 + 12345  # above the default pid_max: no such process
+    os.symlink("x", tmp_path / f".latest.{dead}.tmp")
+    os.symlink("y", tmp_path / f".latest.{os.getppid()}.tmp")  # a live process's: left alone
+    atomic.point_symlink(tmp_path / "latest", "design-a")
+    assert os.readlink(tmp_path / "latest") == "design-a"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["latest", f".latest.{os.getppid()}.tmp"])

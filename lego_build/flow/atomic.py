@@ -62,10 +62,24 @@ def read_json(path: Path) -> Any:
 def point_symlink(link: Path, target: str) -> None:
     """Atomically make ``link`` a relative symlink to ``target``."""
     link = Path(link)
+    for old in link.parent.glob(f".{link.name}.*{TMP_SUFFIX}"):  # left by killed builds (their pid is gone)
+        pid = old.name[len(link.name) + 2: -len(TMP_SUFFIX)]
+        if pid.isdigit() and not _alive(int(pid)):
+            old.unlink(missing_ok=True)
     tmp = link.with_name(f".{link.name}.{os.getpid()}{TMP_SUFFIX}")  # per process: builds may race here
     tmp.unlink(missing_ok=True)
     os.symlink(target, tmp)
     os.replace(tmp, link)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def is_stale(name: str) -> bool:

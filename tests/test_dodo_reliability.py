@@ -193,11 +193,11 @@ def test_build_killed_during_the_verilator_compile(refs, tmp_path):
     unbuild(project, (), "simulate")
     proc = subprocess.Popen([sys.executable, "-u", "-m", "doit", "-f", str(project / "dodo.py"), "build"],
                             cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+                            start_new_session=True, env={**os.environ, "LEGO_CACHE_DIR": "off"})
     for line in proc.stdout:
         if line.startswith(".  simulate"):
             break
-    time.sleep(2.0)  # the compile takes about 7 s
+    time.sleep(2.0)  # without the runtime-object cache the compile takes about 6 s
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL

@@ -30,8 +30,7 @@ def undo_path(path: Path) -> Path:
 
 class Journal:
     def __init__(self) -> None:
-        self._files: dict[Path, Optional[Path]] = {}  # artifact -> undo link (None: created by this run)
-        self._order: list[Path] = []
+        self._files: dict[Path, Optional[Path]] = {}  # artifact -> undo link (None: created); write order
         self._dirs: list[Path] = []  # created by this run, outermost first
         self.rolled_back = False
 
@@ -61,12 +60,10 @@ class Journal:
             backup.unlink(missing_ok=True)
             os.link(path, backup)
         self._files[path] = backup
-        self._order.append(path)
 
     def rollback(self) -> None:
         """Restore every recorded file and remove what this run created."""
-        for path in reversed(self._order):
-            backup = self._files[path]
+        for path, backup in reversed(self._files.items()):
             if backup is None:
                 path.unlink(missing_ok=True)
             else:
@@ -77,7 +74,6 @@ class Journal:
             except OSError:  # not empty: something outside the journal (a stage's work files) lives there
                 pass
         self._files.clear()
-        self._order.clear()
         self._dirs.clear()
         self.rolled_back = True
 
@@ -86,7 +82,6 @@ class Journal:
             if backup is not None:
                 backup.unlink(missing_ok=True)
         self._files.clear()
-        self._order.clear()
         self._dirs.clear()
 
 

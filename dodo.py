@@ -16,6 +16,7 @@ saved atomically), so ``out/`` can be copied into another checkout, at any path,
 stays up to date. A build killed at any point re-runs what did not finish; one stopped
 by bad input (exit 2) leaves ``out/`` byte-identical (:mod:`lego_build.flow.journal`).
 """
+import signal
 from pathlib import Path
 
 from doit import doit_cmd
@@ -42,6 +43,8 @@ CODE_HASH = cli.code_hash()
 # undoes them), lock the design directory (one build per design; doit reads the DB after
 # this), and remove what a killed build of it left behind.
 JOURNAL = journal.start()
+signal.signal(signal.SIGINT, cli.on_signal)  # an interrupt rolls the build back, like bad input
+signal.signal(signal.SIGTERM, cli.on_signal)
 _DESIGN_LOCK = lock_dir(Path(DESIGN_DIR), JOURNAL.makedirs)
 DEP_FILE = f"{OUT}/.doit/{DESIGN_ID}.json"  # one DB per design: designs share no file but out/latest
 sweep_stale(Path(DESIGN_DIR))

@@ -159,6 +159,16 @@ CATALOGUE: tuple[Bad, ...] = (
     Bad("unknown-pass", ("build", RTL, "optimizer.passes=[nope]"), "optimizer.passes"),
     # mapper / arch mismatch
     Bad("tso-without-multicore", ("map", "arch=eyeriss", "mapper=tso"), "mapper.search=tso"),
+    # widths, test data and resources (issue 16)
+    Bad("acc-too-narrow", ("build", RTL, "workload.K=512", "arch.acc_bits=24"), "arch.acc_bits=24"),
+    Bad("overflow-unknown", ("build", RTL, "arch.overflow=saturate"), "arch.overflow"),
+    Bad("data-pattern-unknown", ("build", "target.data=[zeros]"), "target.data"),
+    Bad("data-file-missing", ("build", "target.data=[file]", "target.data_file=nope.npz"), "nope.npz"),
+    Bad("data-file-garbage", ("build", "target.data=[random,file]", "target.data_file=bad.npz"), "bad.npz",
+        (("bad.npz", "garbage"),)),
+    Bad("over-memory-budget", ("build", "workload.M=1000000000", "target.tile_steps=100000000", "arch.rows=16",
+                               "arch.cols=16"), "target.tile_steps"),
+    Bad("hydra-dir-in-doit", ("build", RTL, "hydra.run.dir=/"), "hydra.run.dir"),
     # missing tools
     Bad("verilator-missing", ("build",), "LEGO_VERILATOR", env=(("LEGO_VERILATOR", "no-such-verilator"),)),
     Bad("yosys-missing", ("build", "target=yosys"), "LEGO_YOSYS", env=(("LEGO_YOSYS", "no-such-yosys"),)),

@@ -419,10 +419,8 @@ def test_code_hash_of_this_checkout_is_stable():
     assert "lego_build/flow/cli.py" in cli.code_files()
 
 
-def test_stage_error_becomes_one_line_and_failed_task(tmp_path, monkeypatch, capsys):
-    from doit.exceptions import TaskFailed
-
-    from lego_build.flow import stages
+def test_stage_error_becomes_one_line_rollback_and_exit_1(tmp_path, monkeypatch, capsys):
+    from lego_build.flow import journal, stages
 
     (tmp_path / "lego_fake_stage_mod.py").write_text(
         "from lego_build.flow.stages import StageError\n"
@@ -433,12 +431,17 @@ def test_stage_error_becomes_one_line_and_failed_task(tmp_path, monkeypatch, cap
     fake = stages.Stage("fake", (), (), ("x.json",), "lego_fake_stage_mod:run")
     monkeypatch.setitem(stages.STAGE_BY_NAME, "fake", fake)
 
-    result = cli.run_stage_action("fake", compose(), str(tmp_path / "design"))
+    rolled = []
+    monkeypatch.setattr(journal, "active", lambda: type("J", (), {"rollback": lambda self: rolled.append(1)})())
 
-    assert isinstance(result, TaskFailed)
+    with pytest.raises(SystemExit) as stop:
+        cli.run_stage_action("fake", compose(), str(tmp_path / "design"))
+
+    assert stop.value.code == cli.STAGE_FAILED_EXIT == 1
+    assert rolled == [1]  # out/ put back, as for bad input
     err = capsys.readouterr().err
     assert err.splitlines() == ["error: arch.rows=3: does not divide workload.M=16 use a divisor"]
-    assert "Traceback" not in result.get_msg()
+    assert "Traceback" not in err
 
 
 def test_latest_helpers(tmp_path):

@@ -1,6 +1,7 @@
 """The ``lego-build`` Hydra application (lego_build.flow.app) and sweep summaries (flow.sweep)."""
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import shutil
@@ -13,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from lego_build.flow.app import expand
-from lego_build.flow.sweep import pareto_front, sweep_name
+from lego_build.flow.app import expand, output_dirs
+from lego_build.flow.sweep import pareto_figure, pareto_front, sweep_name
 
 ACCEPTANCE = ["-m", "arch=eyeriss,nvdla", "workload=resnet18,mobilenetv2", "hydra/launcher=joblib",
               "hydra.launcher.n_jobs=2"]
@@ -48,6 +49,30 @@ def test_sweep_expansion_and_names():
 def test_pareto_front():
     pts = [(1.0, 5.0), (2.0, 2.0), (3.0, 3.0), (5.0, 1.0), (2.0, 2.0)]
     assert pareto_front(pts) == [0, 1, 3, 4]
+
+
+def test_pareto_plot_draws_a_front_per_workload_and_hides_no_point():
+    """Issue 16 item 6: a visible front line per workload, and a legend that covers no design."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    table = [dict(energy_pj=e * 1e6, cycles=c, cells="", register_bits=100 + i, arch=a, workload=w, mapper="pfm")
+             for i, (e, c, a, w) in enumerate([(10, 1e6, "eyeriss", "resnet18"), (8, 2e6, "nvdla", "resnet18"),
+                                                (12, 3e6, "tpu", "resnet18"), (5, 5e5, "eyeriss", "mobilenetv2"),
+                                                (6, 4e5, "nvdla", "mobilenetv2"), (30, 9e6, "x", "mobilenetv2")])]
+    fig = pareto_figure(table, "t")
+    ax = fig.axes[0]
+    fronts = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in ax.get_lines()}
+    assert fronts == {"Pareto front, mobilenetv2 (2 of 3)": ([4e5, 5e5], [6.0, 5.0]),
+                      "Pareto front, resnet18 (2 of 3)": ([1e6, 2e6], [10.0, 8.0])}
+    assert all(line.get_linewidth() >= 2 and line.get_zorder() > 2 for line in ax.get_lines())
+    fig.canvas.draw()
+    box = ax.get_legend().get_window_extent()
+    points = ax.transData.transform(np.array([[r["cycles"], r["energy_pj"] / 1e6] for r in table]))
+    assert not any(box.contains(x, y) for x, y in points)
+    inside = ax.get_window_extent()
+    assert all(inside.contains(x, y) for x, y in points)  # margins keep every marker inside the axes
+    plt.close(fig)
 
 
 def test_acceptance_sweep_writes_summary_and_reuses_finished_designs(tmp_path):
@@ -104,30 +129,71 @@ def test_bad_sweep_value_is_one_line_and_writes_nothing(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_ray_launcher_against_a_local_ray_instance(tmp_path):
-    """Issue 9 acceptance 2: the 2-parallel-job sweep on a Ray instance the test starts on loopback."""
+def test_ray_launcher_against_a_local_ray_instance(tmp_path, repo_root):
+    """Issue 9 acceptance 2 and issue 16 acceptance 3: the 2-parallel-job sweep on a Ray head this
+    test starts on loopback from another directory. Every job's files (records, logs, Hydra's
+    ``.hydra`` and ``app.log``) land in the project's ``out/``, none in the head's directory or in
+    this checkout; the test stops its own head (its process group), not every Ray on the machine."""
     pytest.importorskip("hydra_plugins.hydra_ray_launcher", reason="the ray extra is not installed: "
                         "pip install -e '.[ray]'")
+    from test_dodo import snapshot
+
     ray = shutil.which("ray") or str(Path(sys.executable).parent / "ray")
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
     port = 20000 + os.getpid() % 20000
-    short = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # Ray's socket paths must stay short
-    start = subprocess.run([ray, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
-                            "--include-dashboard=false", f"--temp-dir={short}"],
-                           capture_output=True, text=True, env=env, timeout=180)
-    assert start.returncode == 0, start.stdout + start.stderr
+    short = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # Ray's socket paths must stay short
+    head_cwd = short / "head"
+    head_cwd.mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    checkout_out = snapshot(repo_root / "out")
+    head = subprocess.Popen([ray, "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
+                             "--num-cpus=2", "--include-dashboard=false", f"--temp-dir={short / 't'}"],
+                            cwd=head_cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     try:
+        deadline = time.monotonic() + 180
+        while subprocess.run([ray, "status", f"--address=127.0.0.1:{port}"], capture_output=True, env=env,
+                             timeout=60).returncode != 0:
+            assert head.poll() is None and time.monotonic() < deadline, "the Ray head did not start"
+            time.sleep(2)
         args = ["-m", "arch=eyeriss,nvdla", "workload=resnet18,mobilenetv2", "target=rtl", "hydra/launcher=ray",
                 f"+hydra.launcher.ray.init.address=127.0.0.1:{port}", "+hydra.launcher.ray.init.object_store_memory=null"]
         exe = shutil.which("lego-build")
-        proc = subprocess.run([exe, *args], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=900)
+        proc = subprocess.run([exe, *args], cwd=project, capture_output=True, text=True, env=env, timeout=900)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "Ray Launcher is launching 4 jobs" in proc.stdout + proc.stderr
-        rows = list(csv.DictReader(next((tmp_path / "out" / "sweeps").iterdir()).joinpath("summary.csv").open()))
+        (sweep,) = (project / "out" / "sweeps").iterdir()
+        rows = list(csv.DictReader(sweep.joinpath("summary.csv").open()))
         assert len(rows) == 4 and all(r["status"] == "ok" for r in rows)
+        assert len(list(sweep.glob("[0-9]/.hydra/config.yaml"))) == 4  # Hydra's job dirs, numbered 0..3
+        assert sorted(p.name for p in project.iterdir()) == ["out"]
+        assert list(head_cwd.iterdir()) == []  # nothing relative to the head's working directory
+        assert snapshot(repo_root / "out") == checkout_out
     finally:
-        subprocess.run([ray, "stop", "--force"], capture_output=True, env=env, timeout=120)
+        os.killpg(head.pid, signal.SIGTERM)  # this head and the processes it started, no other Ray
+        try:
+            head.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGKILL)  # ray's gcs_server outlives a SIGTERM of the group
+        head.wait()
         shutil.rmtree(short, ignore_errors=True)
+
+
+def test_output_directories_stay_in_the_project(tmp_path):
+    """Issue 16 acceptance 3: Hydra's run and sweep directories outside the project are refused."""
+    for bad in ("hydra.run.dir=/", "hydra.sweep.dir=../elsewhere", "hydra.sweep.subdir=../../x",
+                "hydra.output_subdir=/etc"):
+        proc = lego_build(tmp_path, bad, "target=rtl", timeout=120)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        (line,) = proc.stderr.splitlines()
+        assert line.startswith(f"error: {bad.split('=')[0]}=") and "inside" in line
+    assert list(tmp_path.iterdir()) == []
+    assert not Path("/.hydra").exists() and not Path("/app.log").exists()
+    dirs = output_dirs(["hydra.sweep.dir=out/mine"], tmp_path, tmp_path / "out" / "sweeps" / "x")
+    assert dirs == {"hydra.sweep.dir": tmp_path / "out" / "mine", "hydra.run.dir": tmp_path / "out" / "mine"}
 
 
 def test_memory_hierarchy_sweep_reproduces_the_thesis_result(tmp_path):

@@ -58,6 +58,64 @@ def test_rollback_keeps_directories_holding_files_it_did_not_write(tmp_path, act
     assert tree(tmp_path) == {"d": None, "d/work.o": b"\0"}
 
 
+def test_rollback_of_a_write_stopped_before_its_rename(tmp_path, active_journal, monkeypatch):
+    """An interrupt between the undo link and the rename leaves two links to one file;
+    rename() between them does nothing, so the rollback drops the spare link itself."""
+    (tmp_path / "a.json").write_text("old\n")
+    before = tree(tmp_path)
+
+    def interrupt(phase, path):
+        if phase == "before":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic.crashtest, "point", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        atomic.write_text(tmp_path / "a.json", "new\n")
+    assert (tmp_path / ".a.json.undo").exists()  # the undo link, same inode as a.json
+    active_journal.rollback()
+    assert tree(tmp_path) == before
+
+
+def test_work_tree_is_moved_aside_and_put_back(tmp_path, active_journal):
+    """sim/build (Verilator's tree) is rebuilt from scratch: a failed build restores the old one."""
+    build = tmp_path / "sim" / "build"
+    (build / "obj_dir").mkdir(parents=True)
+    (build / "obj_dir" / "Vlego_top").write_bytes(b"old binary")
+    before = tree(tmp_path)
+    atomic.replace_dir(build)
+    assert not build.exists() and (tmp_path / "sim" / ".build.undo" / "obj_dir" / "Vlego_top").exists()
+    (build / "obj_dir").mkdir(parents=True)
+    atomic.write_text(build / "tb.cpp", "new\n")
+    atomic.replace_dir(build)  # a second rebuild in the same run keeps the first backup
+    (build / "x").mkdir(parents=True)
+    active_journal.rollback()
+    assert tree(tmp_path) == before
+    atomic.replace_dir(build)
+    build.mkdir()
+    (build / "new").write_text("kept")
+    active_journal.commit()
+    assert tree(tmp_path) == {"sim": None, "sim/build": None, "sim/build/new": b"kept"}
+
+
+def test_install_file_is_journaled(tmp_path, active_journal):
+    (tmp_path / "sim").mkdir()
+    (tmp_path / "sim" / "wave.fst").write_bytes(b"old wave")
+    before = tree(tmp_path)
+    (tmp_path / "w.tmp").write_bytes(b"new wave")
+    atomic.install_file(tmp_path / "w.tmp", tmp_path / "sim" / "wave.fst")
+    assert (tmp_path / "sim" / "wave.fst").read_bytes() == b"new wave"
+    active_journal.rollback()
+    assert tree(tmp_path) == before
+
+
+def test_sweep_stale_removes_work_trees_of_killed_builds(tmp_path):
+    (tmp_path / "sim" / ".build.undo" / "obj_dir").mkdir(parents=True)
+    (tmp_path / "sim" / "build").mkdir()
+    removed = atomic.sweep_stale(tmp_path)
+    assert removed == [tmp_path / "sim" / ".build.undo"]
+    assert (tmp_path / "sim" / "build").is_dir()
+
+
 def test_without_a_journal_writes_leave_nothing_extra(tmp_path, monkeypatch):
     monkeypatch.setattr(journal, "_ACTIVE", None)
     (tmp_path / "a.json").write_text("old\n")

@@ -33,6 +33,27 @@ def page(design) -> str:
     return render_html(design[1])
 
 
+#: a design with unmappable layers (stride-2 convs on the KH-OH array) and simulated tiles incl. an edge tile
+PARTIAL = ["workload=resnet18", "arch=eyeriss", "arch.rows=3", "arch.cols=4", "target.tile_steps=2000",
+           "target.data=[random,min]"]
+
+
+@pytest.fixture(scope="module")
+def partial(tmp_path_factory) -> tuple[dict, Path]:
+    cfg = compose(PARTIAL)
+    out = tmp_path_factory.mktemp("report_partial") / design_id(cfg)
+    run_all(cfg, out)
+    return json.loads((out / "summary.json").read_text()), out
+
+
+def expected_figures(summary: dict) -> list[str]:
+    """What the page must show for a network with unmappable layers (issue 16, item 6)."""
+    share = summary["unmappable_mac_share"]
+    return [f"{summary['energy_pj'] / summary['macs_mapped']:.2f} pJ per mapped MAC",
+            f"mapped layers only: {share:.1%} of the MACs are in unmappable layers",
+            "total (mapped layers only)"]
+
+
 def _copy_json(src: Path, dst: Path) -> Path:
     for name in JSON_FILES:
         if (src / name).is_file():
@@ -137,6 +158,37 @@ def test_strings_from_json_are_escaped(design, tmp_path):
     assert '<span class="badge fail">fail</span>' in html_text
 
 
+def test_per_mac_energy_and_unmappable_share(partial):
+    """Energy per MAC divides by the MACs the energy covers; every total says what it leaves out."""
+    summary, out = partial
+    mapping = json.loads((out / "mapping.json").read_text())
+    mapped = [e for e in mapping["layers"] if e["status"] == "mapped"]
+    assert summary["layers_unmappable"] > 0
+    assert summary["macs_mapped"] == sum(e["macs"] * e["count"] for e in mapped) < summary["macs"]
+    assert summary["pj_per_mac"] == pytest.approx(summary["energy_pj"] / summary["macs_mapped"], rel=1e-6)
+    assert summary["pj_per_mac"] > summary["energy_pj"] / summary["macs"]  # what the report used to show
+    assert summary["unmappable_mac_share"] == pytest.approx(1 - summary["macs_mapped"] / summary["macs"], abs=1e-6)
+    html_text = (out / "report.html").read_text()
+    for text in expected_figures(summary):
+        assert text in html_text, text
+    assert html_text.count("mapped layers only: ") >= 2  # the energy and the latency cards
+    md = (out / "report.md").read_text()
+    assert f"{summary['pj_per_mac']:.2f} pJ per mapped MAC" in md and "of the MACs are in unmappable layers" in md
+
+
+def test_tile_rows_show_their_offsets(partial):
+    summary, out = partial
+    sim = json.loads((out / "sim" / "result.json").read_text())
+    kinds = {t["kind"]: t for t in sim["tiles"]}
+    assert "edge" in kinds and any(kinds["edge"]["offset"].values())
+    corner = next(t for t in sim["tiles"] if t["layer"] == kinds["edge"]["layer"] and t["kind"] != "edge")
+    assert not any(corner["offset"].values())
+    html_text = (out / "report.html").read_text()
+    shown = " ".join(f"{k}+{v}" for k, v in kinds["edge"]["offset"].items() if v)
+    assert f'<code class="offset">{shown}</code>' in html_text and '<code class="offset">origin</code>' in html_text
+    assert "| origin |" in (out / "report.md").read_text()
+
+
 def test_adg_picture_only_for_small_arrays():
     assert plots.adg_svg({"shape": [9, 4], "nets": []}) is None
     svg = plots.adg_svg({"shape": [2, 2], "nets": [
@@ -172,3 +224,26 @@ def test_screenshot_in_headless_chromium(page, tmp_path):
     non_white, coloured = _non_white_and_coloured(png)
     assert non_white > 0.03, f"only {non_white:.1%} of the screenshot below the header is not white"
     assert coloured > 20_000, f"only {coloured} coloured pixels: the plots did not render"
+
+
+def test_figures_render_in_headless_chromium(partial, tmp_path):
+    """The corrected figures as Chromium renders them: a screenshot of the page with unmappable
+    layers and its DOM after rendering, which must hold the per-mapped-MAC energy, the unmappable
+    share on both totals and the tile offsets."""
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium is absent (Debian: apt-get install -y chromium)")
+    summary, out = partial
+    flags = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}"]
+    uri = (out / "report.html").as_uri()
+    png = tmp_path / "partial.png"
+    shot = subprocess.run([*flags, f"--screenshot={png}", "--window-size=1280,2400", uri], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+    assert png.is_file() and png.stat().st_size > 10_000, shot.stderr[-2000:]
+    dom = subprocess.run([*flags, "--dump-dom", uri], capture_output=True, text=True, timeout=120, cwd=tmp_path).stdout
+    assert "<main" in dom
+    for text in expected_figures(summary):
+        assert text in dom, text
+    assert dom.count("mapped layers only: ") >= 2
+    assert '<code class="offset">' in dom and "origin" in dom

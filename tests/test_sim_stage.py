@@ -172,3 +172,67 @@ def test_the_simulated_tile_is_the_mappers_and_its_remainder_runs_as_the_edge_ti
     steps = first["steps"]
     assert first["cycles_simulated"] == steps + per_tile
     assert layer["compute_cycles"] == (tiles - 1) * (steps + per_tile) + edge["steps"] + per_tile
+
+
+def test_accumulator_widths_against_exact_arithmetic_in_rtl(tmp_path, monkeypatch):
+    """Issue 16 acceptance 1, in Verilator: a K=512 int8 GEMM on 25-bit accumulators passes every
+    extreme pattern; the same GEMM on 24-bit accumulators (built with arch.overflow=wrap, so the
+    up-front check lets it through) gets every output of the all-minimum pattern wrong against
+    exact arithmetic, which only a golden model that wraps would miss."""
+    from dataclasses import replace as dc_replace
+
+    import numpy as np
+
+    from lego_build.emit.host import HostMap
+    from lego_build.flow.config import ConfigError
+    from lego_build.ir.adg import ADG
+    from lego_build.ir.serialize import from_jsonable
+    from lego_build.sim import stage as sim_stage
+    from lego_build.sim.golden import wrap_signed
+
+    with pytest.raises(ConfigError, match=r"arch.acc_bits=24: too narrow for layer gemm.*need 25 bits"):
+        validate(compose(["workload.K=512", "arch.acc_bits=24"]))
+
+    wide = tmp_path / "wide"
+    run_all(compose(["workload.K=512", "arch.acc_bits=25"]), wide)
+    sim = read_json(wide / "sim" / "result.json")
+    assert sim["status"] == "pass" and sim["data"] == ["random", "min", "max", "mixed", "alternating"]
+    (tile,) = sim["tiles"]
+    assert [r["data"] for r in tile["runs"]] == sim["data"] and all(r["mismatches"] == 0 for r in tile["runs"])
+    assert tile["tile"]["k"] == 512  # the whole reduction runs, so the extremes reach 2**23
+
+    narrow = tmp_path / "narrow"
+    run_all(compose(["workload.K=512", "arch.acc_bits=24", "arch.overflow=wrap"]), narrow)
+    assert read_json(narrow / "sim" / "result.json")["overflow"] == "wrap"
+    assert read_json(narrow / "summary.json")["accumulator"]["wrapping_layers"] == [{"layer": "gemm",
+                                                                                    "bits_needed": 25}]
+    hm = from_jsonable(HostMap, read_json(narrow / "rtl" / "host_interface.json"))
+    adg = dc_replace(from_jsonable(ADG, read_json(narrow / "adg.json")), acc_wraps=False)  # exact comparison
+    tiles = sim_stage.representatives(narrow, adg, compose([]).target)
+    binary = narrow / "sim" / "build" / "obj_dir" / "Vlego_top"
+
+    def run(pattern):
+        (result,) = sim_stage.run_tiles(binary, hm, adg, tiles, 1, 10 ** 6,
+                                        data=[sim_stage.DataSource(pattern)])
+        return result
+
+    caught = run("min")
+    assert caught["outputs"] == 256 and caught["mismatches"] == 256  # every output of the 16x16 result
+    assert caught["runs"][0]["first_mismatch"] == {"index": [0, 0, 0], "got": -(2 ** 23), "want": 2 ** 23}
+    real = sim_stage.golden
+    monkeypatch.setattr(sim_stage, "golden", lambda kernel, data: wrap_signed(real(kernel, data), 24))
+    assert run("min")["mismatches"] == 0  # the mutant agrees with the overflowed hardware
+
+
+def test_simulation_prints_progress_per_tile_run(tmp_path, capsys):
+    run_all(compose(["workload.M=40", "target.tile_steps=64", "target.data=[random,min]"]), tmp_path)
+    out = capsys.readouterr().out
+    assert "simulate: compiling the RTL with Verilator" in out
+    steps = [ln for ln in out.splitlines() if ln.startswith("simulate: [")]
+    assert [s.split("]")[0] for s in steps] == ["simulate: [1/4", "simulate: [2/4", "simulate: [3/4",
+                                                 "simulate: [4/4"]
+    assert steps[-1].endswith("edge tile of gemm, min data")
+    sim = read_json(tmp_path / "sim" / "result.json")
+    edge = sim["tiles"][1]
+    assert edge["kind"] == "edge" and edge["offset"]["m"] > 0  # the last tile sits at its offset in the layer
+    assert sim["comparisons"] == 2 * sim["outputs"]

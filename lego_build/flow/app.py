@@ -84,6 +84,26 @@ def build_design(overrides: list[str], sweep_dir: Path, project: Path, task: str
     return status
 
 
+def output_dirs(overrides: list[str], project: Path, default: Path) -> dict[str, Path]:
+    """``hydra.sweep.dir`` and ``hydra.run.dir`` as absolute paths inside ``project`` (given ones
+    resolved against it, the rest ``default``); ``ValueError`` (one line) for a directory outside."""
+    given = {o.split("=", 1)[0].lstrip("+~"): o.split("=", 1)[1] for o in overrides if "=" in o}
+    dirs = {}
+    for key in ("hydra.sweep.dir", "hydra.run.dir"):
+        value = given.get(key, given.get("hydra.sweep.dir", str(default)))
+        path = (project / value).resolve()
+        if project not in path.parents:
+            raise ValueError(f"{key}={value}: not inside the project's directory {project.name}/; give a "
+                             "directory inside it, e.g. out/sweeps/mine")
+        dirs[key] = path
+    for key in ("hydra.sweep.subdir", "hydra.output_subdir"):
+        value = given.get(key, "")
+        if value.startswith("/") or ".." in Path(value).parts:
+            raise ValueError(f"{key}={value}: must stay inside the job's directory; give a relative name "
+                             "without '..'")
+    return dirs
+
+
 def _progress(sweep_dir: Path) -> str:
     """``[done/total]`` of this run: job records written since it started (any launcher, any process)."""
     total, since = os.environ.get(_TOTAL_ENV), float(os.environ.get(_START_ENV, "0"))
@@ -156,19 +176,23 @@ def main(argv: list[str] | None = None) -> int:
     name = sweep_name(overrides)
     if preset is not None:
         name = f"{preset}-{name.rsplit('-', 1)[1]}"
-    given = {o.split("=", 1)[0] for o in overrides}
-    sweep_dir = Path(next((o.split("=", 1)[1] for o in overrides if o.startswith("hydra.sweep.dir=")),
-                          str(OUT / "sweeps" / name)))
-    extra = [] if "hydra.sweep.dir" in given else [f"hydra.sweep.dir={sweep_dir}"]
-    extra += [] if "hydra.run.dir" in given else [f"hydra.run.dir={sweep_dir}"]
     project = Path.cwd().resolve()
-    extra += [f"+hydra.job.env_set.{_SWEEP_ENV}={(project / sweep_dir).resolve()}",
+    try:
+        dirs = output_dirs(overrides, project, project / OUT / "sweeps" / name)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    sweep_dir = dirs["hydra.sweep.dir"]
+    # absolute, so a launcher whose workers run elsewhere (Ray) still writes into the project
+    overrides = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") not in dirs]
+    extra = [f"{key}={value}" for key, value in dirs.items()]
+    extra += [f"+hydra.job.env_set.{_SWEEP_ENV}={sweep_dir}",
               f"+hydra.job.env_set.{_PROJECT_ENV}={project}", f"+hydra.job.env_set.{_TASK_ENV}={task}",
               f"+hydra.job.env_set.{_START_ENV}={time.time() - 1:.0f}"]
     if jobs:
         extra.append(f"+hydra.job.env_set.{_TOTAL_ENV}={len(jobs)}")
     if jobs:
-        print(f"lego-build: {len(jobs)} design job(s) -> {sweep_dir}", flush=True)
+        print(f"lego-build: {len(jobs)} design job(s) -> {sweep_dir.relative_to(project)}", flush=True)
     _register()
     app = hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(_job)
     saved = sys.argv
@@ -178,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         sys.argv = saved
     csv_path, plot = write_summary(sweep_dir)
-    print(f"lego-build: {csv_path}" + (f", {plot}" if plot else ""))
+    print(f"lego-build: {csv_path.relative_to(project)}" + (f", {plot.relative_to(project)}" if plot else ""))
     if preset is not None and "report" in SWEEPS[preset]:
         print(SWEEPS[preset]["report"](sweep_dir))
     failed = [r for r in _statuses(sweep_dir) if r != "ok"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,30 @@ def write_json(path: Path, obj: Any) -> None:
 
 def read_json(path: Path) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def replace_dir(path: Path) -> None:
+    """Remove the work tree ``path`` before a stage rebuilds it; journaled, so a failed build
+    puts the old tree back (:meth:`lego_build.flow.journal.Journal.replace_dir`)."""
+    jnl = journal.active()
+    if jnl is not None:
+        jnl.replace_dir(Path(path))
+    elif Path(path).exists():
+        shutil.rmtree(path)
+
+
+def install_file(src: Path, dst: Path) -> None:
+    """Move ``src`` (a file a tool wrote, on the same file system) to ``dst`` as an artifact write."""
+    dst = Path(dst)
+    jnl = journal.active()
+    if jnl is not None:
+        jnl.makedirs(dst.parent)
+        jnl.will_write(dst)
+    else:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+    crashtest.point("before", dst)
+    os.replace(src, dst)
+    crashtest.point("after", dst)
 
 
 def point_symlink(link: Path, target: str) -> None:
@@ -109,7 +134,10 @@ def sweep_stale(top: Path) -> list[Path]:
     if not top.is_dir():
         return removed
     for root, dirs, files in os.walk(top):
-        dirs[:] = [d for d in dirs if d != "obj_dir"]  # Verilator's own build tree
+        for name in [d for d in dirs if is_stale(d)]:  # a work tree moved aside by a killed build
+            shutil.rmtree(Path(root) / name, ignore_errors=True)
+            removed.append(Path(root) / name)
+        dirs[:] = [d for d in dirs if d != "obj_dir" and not is_stale(d)]  # Verilator's own build tree
         for name in files:
             if is_stale(name):
                 path = Path(root) / name

@@ -57,15 +57,21 @@ def exit_with_error(message: object, code: int = CONFIG_ERROR_EXIT) -> NoReturn:
 
 
 def load_config(overrides: Iterable[str]):
-    """Compose + validate; on :class:`ConfigError` print one line and exit 2."""
+    """Compose, validate and check the resource estimates (:mod:`lego_build.flow.budget`);
+    on a :class:`ConfigError` or :class:`BudgetError` print one line and exit 2."""
+    from .budget import BudgetError, check
     from .config import compose
     from .schema import ConfigError
     from .validate import validate
 
+    hydra = [o for o in overrides if o.lstrip("+~").startswith("hydra")]
+    if hydra:
+        exit_with_error(f"{hydra[0]}: doit build writes to out/<design-id>/ and takes no hydra.* settings; "
+                        "use lego-build for Hydra's run and sweep options")
     try:
         cfg = compose(list(overrides))
-        validate(cfg)
-    except ConfigError as exc:
+        check(cfg, validate(cfg))
+    except (ConfigError, BudgetError) as exc:
         exit_with_error(exc)
     return cfg
 
@@ -108,30 +114,73 @@ def code_hash(root: Path | None = None, dirs: Iterable[str] = CODE_DIRS) -> str:
     return digest.hexdigest()
 
 
+#: exit status of a stage that failed on valid input (a tool failed, a simulation did not match)
+STAGE_FAILED_EXIT = 1
+#: exit status after an interrupt (SIGINT / SIGTERM), as a shell reports a signal-ended job
+INTERRUPTED_EXIT = 130
+
+
 def run_stage_action(name: str, cfg, design_dir: str):
-    """doit python-action: run one stage; a :class:`StageError` becomes one line and a failed task,
-    an :class:`InputError` one line, exit status 2 and ``out/`` rolled back to its state
-    before this build (:mod:`lego_build.flow.journal`).
-
-    Any other exception is a bug in a stage and propagates (doit shows its traceback).
+    """doit python-action: run one stage. Every way it can fail ends the same way: ``out/`` put
+    back as it was before this build (:mod:`lego_build.flow.journal`, the dependency DB not
+    saved), one ``error:`` line on stderr, and an exit status: 2 for bad input the stage found
+    (:class:`InputError`), 1 for a failed stage (:class:`StageError`: a tool failed, a
+    simulation timed out or did not match; ``MemoryError``; a bug, whose traceback goes to a
+    log file outside ``out/``), 130 for an interrupt (Ctrl-C, SIGTERM).
     """
-    from doit.exceptions import TaskFailed
-
     from .stages import InputError, StageError, run_stage
 
     crashtest.enter(name)
-    checkpoint(f"{name}:{Path(design_dir).name}")
+    _RUNNING.append(name)
     try:
+        checkpoint(f"{name}:{Path(design_dir).name}")
         run_stage(name, cfg, Path(design_dir))
-    except InputError as exc:  # bad input found by the stage: like a config error, exit 2 ...
-        jnl = journal.active()
-        if jnl is not None:  # ... and out/ as it was before this build (earlier stages' writes undone)
-            jnl.rollback()
-        exit_with_error(exc)
+    except InputError as exc:  # bad input found by the stage: like a config error
+        fail(exc, CONFIG_ERROR_EXIT)
     except StageError as exc:
-        print_error(exc)
-        return TaskFailed(f"stage {name} stopped (see the 'error:' line above)")
+        fail(exc, STAGE_FAILED_EXIT)
+    except KeyboardInterrupt:
+        fail(f"stage {name} interrupted; out/ is as it was before this build, run it again to finish",
+             INTERRUPTED_EXIT)
+    except MemoryError:
+        fail(f"stage {name} ran out of memory; lower target.tile_steps or the layer sizes, or use a machine "
+             "with more memory", STAGE_FAILED_EXIT)
+    except Exception as exc:  # a bug in a stage: still no half-written out/, and the traceback is kept
+        log = _save_traceback(name)
+        fail(f"stage {name} failed with {type(exc).__name__}: {' '.join(str(exc).split())[:200]}; this is a bug "
+             f"in lego_build, please report it with the traceback in {log}", STAGE_FAILED_EXIT)
+    finally:
+        _RUNNING.remove(name)
     return None
+
+
+_RUNNING: list[str] = []  # the stage action running now (signals inside one unwind to it)
+
+
+def fail(message: object, code: int) -> NoReturn:
+    """Roll back this build's writes, print ``error: <message>`` and exit with ``code``."""
+    jnl = journal.active()
+    if jnl is not None:
+        jnl.rollback()
+    exit_with_error(message, code)
+
+
+def _save_traceback(stage: str) -> str:
+    import tempfile
+    import traceback
+
+    fd, path = tempfile.mkstemp(prefix=f"lego_build-{stage}-", suffix=".traceback.txt")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(traceback.format_exc())
+    return path
+
+
+def on_signal(signum, frame) -> None:
+    """SIGINT / SIGTERM handler of a build: inside a stage an interrupt unwinds to
+    :func:`run_stage_action` (rollback, exit 130); between stages the rollback happens here."""
+    if _RUNNING:
+        raise KeyboardInterrupt
+    fail("build interrupted; out/ is as it was before this build, run it again to finish", INTERRUPTED_EXIT)
 
 
 def checkpoint(task_id: str) -> None:

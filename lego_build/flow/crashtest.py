@@ -5,9 +5,10 @@ temp file, then rename) or a dependency-DB save (also such a write), so killing 
 process just before or just after each rename reaches every distinct on-disk state a
 SIGKILL can leave; between two writes a kill is equivalent to one at the next.
 
-* ``LEGO_CRASH_AT=<stage>:<n>:<before|after>``: SIGKILL at the ``n``-th write of
-  ``stage`` (the write-ahead DB save that opens a stage is its write 1), before the
-  temp file is renamed over the artifact or just after.
+* ``LEGO_CRASH_AT=<stage>:<n>:<before|after>[:<INT|TERM>]``: SIGKILL (or, with a
+  fourth field, SIGINT or SIGTERM: an interrupt the build handles) at the ``n``-th
+  write of ``stage`` (the write-ahead DB save that opens a stage is its write 1),
+  before the temp file is renamed over the artifact or just after.
 * ``LEGO_CRASH_TRACE=1``: print every write point (``crash-point <stage> <n> <path>``)
   on stderr, so a test can choose among them.
 
@@ -40,5 +41,6 @@ def point(phase: str, path: Path) -> None:
         if trace:
             sys.stderr.write(f"crash-point {_state['stage']} {_state['n']} {Path(path).as_posix()}\n")
             sys.stderr.flush()
-    if at == f"{_state['stage']}:{_state['n']}:{phase}":
-        os.kill(os.getpid(), signal.SIGKILL)
+    if at and at.split(":")[:3] == [_state["stage"], str(_state["n"]), phase]:
+        sig = at.split(":")[3] if at.count(":") >= 3 else "KILL"
+        os.kill(os.getpid(), getattr(signal, f"SIG{sig}"))

@@ -4,7 +4,8 @@ A build can meet bad input only after earlier stages have written (``doit build`
 runs ``analyze`` before ``map`` finds that no tile fits a buffer). While a journal is
 active, every artifact write (:mod:`lego_build.flow.atomic`) first records what it
 replaces: a hard link to the old file (``.<name>.undo``, same inode, no copy) or
-"did not exist", and every directory it creates. :meth:`Journal.rollback` puts all
+"did not exist", and every directory it creates; a stage's work tree (Verilator's
+build directory) is moved aside whole (:meth:`Journal.replace_dir`). :meth:`Journal.rollback` puts all
 of it back and marks the journal so the dependency DB is not saved either
 (:mod:`lego_build.flow.doitdb`); :meth:`Journal.commit` (at process exit) drops
 the undo links. A build killed by SIGKILL leaves undo links behind; the next build
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
 from pathlib import Path
 from typing import Optional
 
@@ -32,6 +34,7 @@ class Journal:
     def __init__(self) -> None:
         self._files: dict[Path, Optional[Path]] = {}  # artifact -> undo link (None: created); write order
         self._dirs: list[Path] = []  # created by this run, outermost first
+        self._trees: dict[Path, Optional[Path]] = {}  # work tree -> its old tree moved aside (None: new)
         self.rolled_back = False
 
     def makedirs(self, path: Path) -> None:
@@ -61,12 +64,33 @@ class Journal:
             os.link(path, backup)
         self._files[path] = backup
 
+    def replace_dir(self, path: Path) -> None:
+        """Call before a stage rebuilds the directory tree ``path`` from scratch: the old tree
+        is moved aside (``.<name>.undo``) until commit, and ``path`` no longer exists."""
+        path = Path(path)
+        self.makedirs(path.parent)
+        if path in self._trees:
+            shutil.rmtree(path, ignore_errors=True)
+            return
+        backup = None
+        if path.is_dir() and not path.is_symlink():
+            backup = undo_path(path)
+            shutil.rmtree(backup, ignore_errors=True)
+            os.replace(path, backup)
+        self._trees[path] = backup
+
     def rollback(self) -> None:
-        """Restore every recorded file and remove what this run created."""
+        """Restore every recorded file and tree and remove what this run created."""
         for path, backup in reversed(self._files.items()):
             if backup is None:
                 path.unlink(missing_ok=True)
+            elif path.exists() and os.path.samefile(backup, path):  # stopped before its rename: rename()
+                backup.unlink()  # of two links to one file does nothing, so drop the spare link
             else:
+                os.replace(backup, path)
+        for path, backup in reversed(self._trees.items()):
+            shutil.rmtree(path, ignore_errors=True)
+            if backup is not None:
                 os.replace(backup, path)
         for d in reversed(self._dirs):
             try:
@@ -74,6 +98,7 @@ class Journal:
             except OSError:  # not empty: something outside the journal (a stage's work files) lives there
                 pass
         self._files.clear()
+        self._trees.clear()
         self._dirs.clear()
         self.rolled_back = True
 
@@ -81,7 +106,11 @@ class Journal:
         for backup in self._files.values():
             if backup is not None:
                 backup.unlink(missing_ok=True)
+        for backup in self._trees.values():
+            if backup is not None:
+                shutil.rmtree(backup, ignore_errors=True)
         self._files.clear()
+        self._trees.clear()
         self._dirs.clear()
 
 

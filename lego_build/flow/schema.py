@@ -14,6 +14,8 @@ from typing import Any, Dict, List, Optional
 
 from omegaconf import MISSING
 
+from lego_build.ir.testdata import GENERATED, PATTERNS
+
 
 class ConfigError(ValueError):
     """A bad configuration value. The message is one line and names the key."""
@@ -42,6 +44,9 @@ def _choice(group: str, name: str, value: str, choices: tuple[str, ...]) -> None
     if value not in choices:
         raise ConfigError(f"{group}.{name}={value!r}: must be one of {', '.join(choices)}")
 
+
+#: what a design does with a sum wider than its accumulator (``arch.overflow``)
+OVERFLOW: tuple[str, ...] = ("error", "wrap")
 
 # --------------------------------------------------------------------------- workload
 # ``kind`` selects how the workload is built (lego_build.analysis.workloads.workload_from_config).
@@ -306,6 +311,7 @@ class ArchConf:
     ppu: bool = True  # post-processing unit on the output path: requantise, ReLU, LUT activation
     operand_bits: int = 8
     acc_bits: int = 32
+    overflow: str = "error"
     dataflows: Dict[str, DataflowConf] = field(default_factory=dict)  # presets name theirs
     control_flow: List[int] = field(default_factory=lambda: [1, 1])
     d_s: int = 1
@@ -324,6 +330,7 @@ class ArchConf:
         if self.d_t < 0:
             raise ConfigError(f"arch.d_t={self.d_t}: must be >= 0 (0: no FIFOs between FUs)")
         _choice("arch", "fu", self.fu, ("mac", "bitfusion"))
+        _choice("arch", "overflow", self.overflow, OVERFLOW)
         if self.fu == "bitfusion" and self.operand_bits % 2:
             raise ConfigError(f"arch.operand_bits={self.operand_bits}: arch.fu=bitfusion splits operands into "
                               "2-bit digits, so it must be even")
@@ -417,17 +424,44 @@ class OptimizerConf:
 # --------------------------------------------------------------------------- target
 @dataclass
 class TargetConf:
+    """What to check on the emitted RTL and how.
+
+    ``data``: the test-data sets every simulated tile runs with, in order
+    (lego_build.sim.golden: ``random`` seeded by ``seed``; the extremes ``min``, ``max``,
+    ``mixed``, ``alternating``; ``file``: the arrays of the ``.npz`` file ``data_file``).
+    ``max_memory_gb`` / ``max_minutes``: the estimated peak memory and time of a build
+    (lego_build.flow.budget) above which it stops before any work unless ``confirm=true``
+    (0: the machine's available memory / no time limit).
+    """
+
     name: str = "verilator"
     simulate: bool = True
     lint: bool = True
     synth: bool = False
     waveform: bool = False
     seed: int = 1
+    data: List[str] = field(default_factory=lambda: list(GENERATED))
+    data_file: str = ""
     max_cycles: int = 10_000_000
     tile_steps: int = 20_000
+    max_memory_gb: float = 0.0
+    max_minutes: float = 30.0
+    confirm: bool = False
 
     def __post_init__(self) -> None:
         _positive("target", self, "max_cycles", "tile_steps")
+        if not self.data:
+            raise ConfigError("target.data=[]: give at least one test-data set, e.g. target.data=[random]")
+        for pattern in self.data:
+            _choice("target", "data", pattern, PATTERNS)
+        if len(set(self.data)) != len(self.data):
+            raise ConfigError(f"target.data={list(self.data)}: a data set is listed twice; list each once")
+        if ("file" in self.data) != bool(self.data_file):
+            raise ConfigError("target.data_file: give the .npz file together with 'file' in target.data, "
+                              "e.g. target.data=[file] target.data_file=operands.npz")
+        if self.max_memory_gb < 0 or self.max_minutes < 0:
+            raise ConfigError(f"target.max_memory_gb={self.max_memory_gb}, target.max_minutes={self.max_minutes}: "
+                              "must be >= 0 (0: no limit of your own)")
 
 
 # --------------------------------------------------------------------------- root

@@ -83,6 +83,21 @@ def pareto_front(points: list[tuple[float, float]]) -> list[int]:
 
 
 def pareto_plot(table: list[dict], path: Path) -> Path:
+    """Energy against latency, one marker per design (area as colour), and per workload the
+    Pareto front (designs of different workloads do not compete) drawn over the points; the
+    legend sits below the axes so it hides no point."""
+    fig = pareto_figure(table, f"{path.parent.name}: {len(table)} designs")
+    import matplotlib.pyplot as plt
+
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp, metadata={"Software": None}, bbox_inches="tight")
+    plt.close(fig)
+    tmp.replace(path)
+    return path
+
+
+def pareto_figure(table: list[dict], title: str):
+    """The figure of :func:`pareto_plot` (tests look at its artists)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -92,26 +107,31 @@ def pareto_plot(table: list[dict], path: Path) -> Path:
     cycles = [float(r["cycles"]) for r in table]
     area = [float(r["cells"] or r["register_bits"] or 0) for r in table]
     label = "Yosys cells" if all(r["cells"] for r in table) else "register bits"
-    fig, ax = plt.subplots(figsize=(7, 5), dpi=110)
-    sc = ax.scatter(cycles, energy, c=area, cmap="viridis", s=60, edgecolors="black", linewidths=0.5)
+    workloads = sorted({r["workload"] for r in table})
+    fig, ax = plt.subplots(figsize=(7.5, 5.5 + 0.25 * len(workloads)), dpi=110)
+    sc = ax.scatter(cycles, energy, c=area, cmap="viridis", s=60, edgecolors="black", linewidths=0.5, zorder=2)
     fig.colorbar(sc, ax=ax, label=f"area ({label})")
-    front = sorted(pareto_front(list(zip(energy, cycles))), key=lambda i: cycles[i])
-    ax.plot([cycles[i] for i in front], [energy[i] for i in front], "--", color="tab:red", label="Pareto front")
+    colours = plt.get_cmap("tab10")
+    for k, workload in enumerate(workloads):
+        idx = [i for i, r in enumerate(table) if r["workload"] == workload]
+        front = sorted((idx[j] for j in pareto_front([(energy[i], cycles[i]) for i in idx])),
+                       key=lambda i: (cycles[i], energy[i]))
+        ax.plot([cycles[i] for i in front], [energy[i] for i in front], "-o", color=colours(k % 10), linewidth=2,
+                markersize=11, markerfacecolor="none", markeredgewidth=1.8, zorder=3,
+                label=f"Pareto front, {workload} ({len(front)} of {len(idx)})")
     for r, x, y in zip(table, cycles, energy):
         ax.annotate(f"{r['arch']}/{r['workload']}" + (f" {r['mapper']}" if r["mapper"] else ""), (x, y),
-                    fontsize=7, xytext=(4, 3), textcoords="offset points")
+                    fontsize=7, xytext=(4, 3), textcoords="offset points", zorder=4)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.margins(0.15)
     ax.set_xlabel("latency (cycles)")
     ax.set_ylabel("energy (uJ)")
-    ax.set_title(f"{path.parent.name}: {len(table)} designs")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.set_title(title)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), fontsize=8, frameon=False,
+              ncol=1 if len(workloads) < 4 else 2)
     fig.tight_layout()
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, metadata={"Software": None})
-    plt.close(fig)
-    tmp.replace(path)
-    return path
+    return fig
 
 
 # ------------------------------------------------------------------ sweep presets

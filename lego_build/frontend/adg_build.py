@@ -57,6 +57,7 @@ def build_adg(kernel: Kernel, arch) -> ADG:
         nets=tuple(nets),
         d_t=arch.d_t,
         ppu=arch.ppu,
+        acc_wraps=arch.overflow == "wrap",
     )
 
 

@@ -57,6 +57,7 @@ class ADG:
     nets: tuple[TensorNet, ...]
     d_t: int = 0  # FIFO capacity of delay links (their depth is a run-time register, 1..d_t)
     ppu: bool = False  # a post-processing unit on the output path
+    acc_wraps: bool = False  # arch.overflow=wrap: sums past acc_bits wrap around, accepted on purpose
 
     @property
     def fus(self) -> tuple[Coord, ...]:

@@ -60,8 +60,9 @@ def from_conf(arch) -> Hierarchy:
 def array_hierarchy(arch, ports: dict[str, int], bits: dict[str, int]) -> Hierarchy:
     """The generated array's hierarchy; ``ports[role]`` data-node ports (banks), ``bits[role]`` word widths."""
     e = arch.energy
-    acc = MemLevel("acc", arch.acc_bits // 8, ("output",), table52_pj(arch.acc_bits // 8),
-                   table52_pj(arch.acc_bits // 8), width_bits=16, per_pe=True)
+    acc_bytes = -(-arch.acc_bits // 8)  # a 25-bit accumulator holds a word that needs 4 bytes
+    acc = MemLevel("acc", acc_bytes, ("output",), table52_pj(acc_bytes), table52_pj(acc_bytes), width_bits=16,
+                   per_pe=True)
     partition = tuple((r, ports[r] * arch.buffer_depth * bits[r] // 8) for r in ROLES if ports.get(r))
     l1 = MemLevel("l1", sum(b for _, b in partition), tuple(r for r, _ in partition), e.l1_pj, e.l1_pj, 16,
                   bandwidth_bits=float(sum(ports[r] * bits[r] for r, _ in partition)), partition=partition)

@@ -47,6 +47,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 from lego_build.analysis.reuse import reuse_table
 from lego_build.ir.workload import Kernel, TensorAccess
 
+from .factors import divisors
+
 Order = tuple[str, ...]  # loop dims, outer -> inner
 TileKey = tuple[tuple[str, int], ...]  # (dim, size) in kernel dim order
 
@@ -206,10 +208,6 @@ def loop_orders(kernel: Kernel) -> tuple[Order, ...]:
 # ---------------------------------------------------------------- footprints and maximal tiles (§3.2.7)
 
 @lru_cache(maxsize=None)
-def divisors(n: int) -> tuple[int, ...]:
-    return tuple(d for d in range(1, n + 1) if n % d == 0)
-
-
 @lru_cache(maxsize=None)
 def _row_distinct(terms: tuple[tuple[int, int], ...]) -> int:
     """Distinct values of ``sum c*i`` over ``0 <= i < extent`` for the (c, extent) terms."""

@@ -35,7 +35,8 @@ from lego_build.ir.workload import Dim, Kernel
 
 from .mapspace import imperfect_allowed
 from .model import Evaluation, Model, dim_tiling
-from .rtml import divisors, order_trie
+from .factors import divisors, useful
+from .rtml import order_trie
 
 SEARCHES = ("rtml", "random", "exhaustive")
 
@@ -51,14 +52,6 @@ class Rules:
     unit: tuple[int, ...] = ()  # levels with no loops of their own (all factors 1)
     max_spatial: int = 8  # unrolling candidates kept (best utilisation first)
     required: tuple[str, ...] = ()  # dims the unrolling must include (e.g. row stationary: kh, oh)
-
-
-def useful(D: int, imperfect: bool) -> tuple[int, ...]:
-    """Tile extents worth offering: divisors, plus ``ceil(D / k)`` when remainders are allowed."""
-    vals = set(divisors(D))
-    if imperfect:
-        vals |= {ceil(D / k) for k in range(1, D + 1)}
-    return tuple(sorted(vals))
 
 
 class Mapspace:

@@ -50,6 +50,7 @@ p.note{color:var(--muted);margin:6px 0}
 .card .k{font-size:11.5px;color:var(--muted);text-transform:uppercase;letter-spacing:.4px}
 .card .v{font-size:19px;font-weight:650;margin-top:2px;font-variant-numeric:tabular-nums}
 .card .s{font-size:12px;color:var(--muted)}
+.card .s .scope{display:block;color:#8a5a00}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:3px 16px;margin:0}
 dl.kv dt{color:var(--muted)}
 dl.kv dd{margin:0}
@@ -194,7 +195,8 @@ def headline(design_dir: Path, doc: dict) -> dict:
         "design": name, "arch": m.group(1) if m else "?", "workload": workload,
         "mapper": mapping.get("mapper", "?"), "optimizer": (doc.get("passes") or {}).get("optimizer", "?"),
         "target": target, "array": list(adg["shape"]),
-        "macs": totals.get("macs", analysis.get("totals", {}).get("macs", 0)),
+        "macs": analysis.get("totals", {}).get("macs", totals.get("macs", 0)),
+        "macs_mapped": totals.get("macs", 0),
         "layers_mapped": totals.get("layers_mapped", len(mapped)),
         "layers_unmappable": totals.get("layers_unmappable", 0),
         "unmapped_ops": len(analysis.get("unmapped", [])),
@@ -215,10 +217,14 @@ def _summary(h: dict, doc: dict) -> str:
     rows, cols = adg["shape"]
     status = h.get("simulation") or "unknown"
     badge = status if status in ("pass", "fail", "skipped") else "unknown"
+    macs, mapped_macs = h.get("macs") or 0, h.get("macs_mapped", h.get("macs")) or 0
+    share = 1 - mapped_macs / macs if macs else 0.0
+    scope = (f'<span class="scope">mapped layers only: {_pct(share)} of the MACs are in unmappable layers</span>'
+             if h.get("layers_unmappable") else '<span class="scope">all layers</span>')
     cards = [
         _card("Energy", _e(_energy(h.get("energy_pj"))),
-              f"{(h.get('energy_pj') or 0) / h['macs']:.2f} pJ per MAC" if h.get("macs") else ""),
-        _card("Latency", f"{_int(h.get('cycles'))}", "cycles"),
+              (f"{(h.get('energy_pj') or 0) / mapped_macs:.2f} pJ per mapped MAC; " if mapped_macs else "") + scope),
+        _card("Latency", f"{_int(h.get('cycles'))}", "cycles; " + scope),
         _card("Utilization", _e(_pct(h.get("utilization"))), f"of {rows}x{cols} FUs, MAC-weighted"),
         _card("Layers mapped", _int(h.get("layers_mapped")),
               f"{_int(h.get('layers_unmappable'))} unmappable, {_int(h.get('unmapped_ops', 0))} ops without a unit"),
@@ -269,7 +275,8 @@ def _layers(layers: list[dict], mapped: list[dict], points: dict, doc: dict) -> 
             rows.append(f'<tr class="bad"><td class="n">{i}</td><td>{_e(e["name"])}</td><td>{_e(e.get("op", "?"))}'
                         f'</td><td class="n">{_int(e.get("count", 1))}</td><td colspan="6">'
                         f'{_e(e.get("status", "?"))}: {_e(e.get("reason", ""))}</td></tr>')
-    rows.append(_row(["", "total", "", _int(sum(e.get("count", 1) for e in mapped)), "",
+    total = "total" if len(mapped) == len(layers) else "total (mapped layers only)"
+    rows.append(_row(["", total, "", _int(sum(e.get("count", 1) for e in mapped)), "",
                       _int(totals.get("macs")), _int(totals.get("cycles")),
                       f"{totals.get('energy_pj', 0) / scale:,.2f}", "", ""], num, "total"))
     parts = ['<p class="note">Array layers in network order; cycles and energy are per instance '
@@ -443,6 +450,11 @@ def _simulation(sim: dict | None) -> str:
     for key, label in (("seed", "Test-data seed"), ("lint", "Lint")):
         if key in sim:
             kv.append((label, _e(sim[key])))
+    if sim.get("data"):
+        kv.append(("Test data", _e(", ".join(sim["data"])) + " (compared with exact integer arithmetic)"))
+    if sim.get("overflow") == "wrap":
+        kv.append(("Accumulator", "<strong>wraps on purpose</strong> (arch.overflow=wrap): outputs are compared "
+                                  "with wrapped arithmetic"))
     synth = sim.get("synth")
     if isinstance(synth, dict):
         kv.append(("Yosys", ", ".join(f"{_e(k.replace('_', ' '))} {_int(v)}" for k, v in sorted(synth.items())
@@ -451,20 +463,23 @@ def _simulation(sim: dict | None) -> str:
         parts.append('<dl class="kv">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in kv) + "</dl>")
     tiles = sim.get("tiles") or []
     if tiles:
-        num = {4, 5, 7, 8}
+        num = {5, 6, 8, 9}
         rows = []
         for t in tiles:
             tile = " ".join(f"{k}={v}" for k, v in (t.get("tile") or {}).items())
+            offset = " ".join(f"{k}+{v}" for k, v in (t.get("offset") or {}).items() if v) or "origin"
             fifo = ", ".join(f"{'/'.join(f'{k}{v}' for k, v in (g.get('shift') or {}).items())}: "
                              f"{'-' if g.get('depth') is None else g.get('depth')}" for g in t.get("fifo_groups", []))
             ppu = " \u2192 ".join(str(op) for op in (t.get("ppu") or {}).get("ops", [])) or "-"
             ok = bool(t.get("match")) and bool(t.get("cycles_match"))
             rows.append(_row([_e(t.get("layer", "?")), _e(t.get("kind", "?")), _e(t.get("dataflow", "?")),
-                              f"<code>{_e(tile)}</code>", _int(t.get("outputs")), _int(t.get("mismatches")),
+                              f"<code>{_e(tile)}</code>", f'<code class="offset">{_e(offset)}</code>',
+                              _int(t.get("outputs")), _int(t.get("mismatches")),
                               _mark(t.get("match")), _int(t.get("cycles_simulated")), _int(t.get("cycles_predicted")),
                               _mark(t.get("cycles_match")), _e(fifo or "-"), _e(ppu)], num, "" if ok else "bad"))
         parts.append("<h3>Simulated tiles</h3>")
-        parts.append(_table(["layer", "kind", "dataflow", "tile", "outputs", "mismatches", "match", "cycles sim.",
+        parts.append(_table(["layer", "kind", "dataflow", "tile", "offset", "outputs", "mismatches", "match",
+                             "cycles sim.",
                              "cycles pred.", "cycles match", "FIFO depths", "epilogue"], rows, num))
     return _section("simulation", "\n".join(parts))
 

@@ -18,13 +18,35 @@ def _load(design_dir: Path) -> dict:
     }
 
 
-def summarize(cfg: LegoConfig, doc: dict) -> dict:
+def wrapping_layers(design_dir: Path, adg: dict) -> list[dict]:
+    """With ``arch.overflow=wrap``: the layers whose worst-case sums exceed the accumulator, and
+    the bits they would need (lego_build.analysis.widths)."""
+    if not adg.get("acc_wraps"):
+        return []
+    from lego_build.analysis.lowering import lower
+    from lego_build.analysis.stage import load_layers
+    from lego_build.analysis.widths import required_acc_bits
+
+    out = []
+    for entry, kernel in load_layers(design_dir):
+        if kernel is None or lower(kernel, adg["kernel"]) is None:
+            continue
+        need = required_acc_bits(kernel, adg["operand_bits"])
+        if need > adg["acc_bits"]:
+            out.append({"layer": entry["name"], "bits_needed": need})
+    return out
+
+
+def summarize(cfg: LegoConfig, doc: dict, design_dir: Path | None = None) -> dict:
+    """The key figures. Energy, cycles and pJ per MAC cover the mapped layers only;
+    ``unmappable_mac_share`` says how much of the workload's MACs that leaves out."""
     totals = doc["mapping"]["totals"]
     final = doc["passes"]["passes"][-1]
     mapped = [e for e in doc["mapping"]["layers"] if e["status"] == "mapped"]
     array_cycles = sum(e["steps"] * e["count"] for e in mapped)
     fus = doc["adg"]["shape"][0] * doc["adg"]["shape"][1]
     sim = doc["sim"]
+    macs, macs_mapped = doc["analysis"]["totals"]["macs"], totals["macs"]
     return {
         "design": design_id(cfg),
         "arch": cfg.arch.name,
@@ -33,7 +55,10 @@ def summarize(cfg: LegoConfig, doc: dict) -> dict:
         "optimizer": cfg.optimizer.name,
         "target": cfg.target.name,
         "array": list(doc["adg"]["shape"]),
-        "macs": doc["analysis"]["totals"]["macs"],
+        "macs": macs,
+        "macs_mapped": macs_mapped,
+        "unmappable_mac_share": round(1 - macs_mapped / macs, 6) if macs else 0.0,
+        "pj_per_mac": round(totals["energy_pj"] / macs_mapped, 6) if macs_mapped else 0.0,
         "layers_mapped": totals["layers_mapped"],
         "layers_unmappable": totals["layers_unmappable"],
         "unmapped_ops": len(doc["analysis"]["unmapped"]),
@@ -47,6 +72,8 @@ def summarize(cfg: LegoConfig, doc: dict) -> dict:
         "simulation": sim.get("status"),
         "simulated_tiles": [{k: t[k] for k in ("layer", "kind", "dataflow", "match", "cycles_simulated",
                                                 "cycles_predicted")} for t in sim.get("tiles", [])],
+        "accumulator": {"bits": doc["adg"]["acc_bits"], "overflow": "wrap" if doc["adg"].get("acc_wraps") else "error",
+                        "wrapping_layers": wrapping_layers(design_dir, doc["adg"]) if design_dir else []},
         "cells": sim.get("synth", {}).get("cells"),
         "flip_flops": sim.get("synth", {}).get("flip_flops"),
         "transistors": sim.get("synth", {}).get("transistors"),
@@ -73,10 +100,13 @@ def render_markdown(summary: dict, doc: dict) -> str:
         "",
         f"* {summary['layers_mapped']} array layers mapped, {summary['layers_unmappable']} unmappable, "
         f"{summary['unmapped_ops']} operators without a unit",
-        f"* energy {summary['energy_pj'] / 1e6:.3f} uJ, {summary['cycles']:,} cycles, "
-        f"array utilization {summary['utilization']:.1%}",
+        f"* energy {summary['energy_pj'] / 1e6:.3f} uJ ({summary['pj_per_mac']:.2f} pJ per mapped MAC), "
+        f"{summary['cycles']:,} cycles, array utilization {summary['utilization']:.1%}: "
+        + ("all layers" if not summary["layers_unmappable"] else
+           f"mapped layers only, {summary['unmappable_mac_share']:.1%} of the MACs are in unmappable layers"),
         "* energy by level: " + ", ".join(f"{k} {v / 1e6:.3f} uJ" for k, v in summary["energy_by_level_pj"].items()),
         "* energy by tensor: " + ", ".join(f"{k} {v / 1e6:.3f} uJ" for k, v in summary["energy_by_tensor_pj"].items()),
+        *_overflow_lines(summary),
         "",
         "## Layers",
         "",
@@ -120,20 +150,40 @@ def render_markdown(summary: dict, doc: dict) -> str:
     else:
         lines += [
             f"* verdict: **{sim['status']}** on {len(sim['tiles'])} tiles, one Verilator build: {sim['outputs']} "
-            f"outputs, {sim['mismatches']} mismatches (seed {sim['seed']}), lint {sim.get('lint', 'not run')}",
+            f"outputs, {sim['mismatches']} mismatches against exact arithmetic (data: "
+            f"{', '.join(sim.get('data', ['random']))}; seed {sim['seed']}), lint {sim.get('lint', 'not run')}",
             "",
-            "| layer | kind | dataflow | tile | outputs | mismatches | cycles simulated | cycles predicted |",
-            "|---|---|---|---|---:|---:|---:|---:|",
+            "| layer | kind | dataflow | tile | offset | outputs | mismatches | cycles simulated | cycles predicted |",
+            "|---|---|---|---|---|---:|---:|---:|---:|",
             *[f"| {t['layer']} | {t['kind']} | {t['dataflow']} | {' '.join(f'{k}={v}' for k, v in t['tile'].items())} "
-              f"| {t['outputs']} | {t['mismatches']} | {t['cycles_simulated']} | {t['cycles_predicted']} |"
-              for t in sim["tiles"]],
+              f"| {tile_offset(t)} | {t['outputs']} | {t['mismatches']} | {t['cycles_simulated']} "
+              f"| {t['cycles_predicted']} |" for t in sim["tiles"]],
         ]
     return "\n".join(lines) + "\n"
 
 
+def tile_offset(tile: dict) -> str:
+    """Where a simulated tile starts in its layer: the non-zero iteration offsets, or ``origin``."""
+    offset = {k: v for k, v in (tile.get("offset") or {}).items() if v}
+    return " ".join(f"{k}+{v}" for k, v in offset.items()) or "origin"
+
+
+def _overflow_lines(summary: dict) -> list[str]:
+    acc = summary.get("accumulator") or {}
+    if acc.get("overflow") != "wrap":
+        return []
+    wraps = acc.get("wrapping_layers") or []
+    if not wraps:
+        return [f"* accumulators: {acc['bits']} bits, wrap-around accepted (arch.overflow=wrap); no layer can reach it"]
+    worst = max(wraps, key=lambda w: w["bits_needed"])
+    return [f"* **accumulators wrap on purpose** (arch.overflow=wrap): {len(wraps)} layer(s) can exceed "
+            f"{acc['bits']} bits (up to {worst['bits_needed']} needed, {worst['layer']}); their outputs are "
+            "checked against wrapped arithmetic"]
+
+
 def run(cfg: LegoConfig, design_dir: Path) -> None:
     doc = _load(design_dir)
-    summary = summarize(cfg, doc)
+    summary = summarize(cfg, doc, design_dir)
     write_json(design_dir / "summary.json", summary)
     write_text(design_dir / "report.md", render_markdown(summary, doc))
     from .html import render_html  # matplotlib: imported only when a report is written

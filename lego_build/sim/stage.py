@@ -1,16 +1,18 @@
 """``simulate`` stage: check the emitted RTL as the target asks.
 
 Simulates one tile of each kind of layer the workload has (:func:`representatives`)
-back to back on one Verilator build and writes ``sim/result.json``: per tile,
-whether every output equals the NumPy golden model, the simulated cycle count and
+back to back on one Verilator build, each with every test-data set of ``target.data``
+(seeded random operands and the extreme patterns by default, :mod:`.golden`), and
+writes ``sim/result.json``: per tile and data set, whether every output equals the
+exact golden model (the first wrong output if not), the simulated cycle count and
 the predicted count (``1 + steps + drain``, :meth:`lego_build.emit.host.HostMap.cycles`),
 which must be equal, and the depth each FIFO group ran at (``None``: unusable for
 that layer, fallback reads only); totals over the tiles; with ``target.synth``
-also the Yosys cell and flip-flop counts.
+also the Yosys cell and flip-flop counts. Progress (the Verilator compile, each tile
+run) is printed as it happens.
 """
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -19,19 +21,20 @@ import numpy as np
 from lego_build.analysis.lowering import lower
 from lego_build.analysis.stage import load_layers
 from lego_build.emit.host import HostMap
-from lego_build.flow.atomic import read_json, write_json
+from lego_build.flow.atomic import install_file, read_json, replace_dir, write_json
 from lego_build.flow.schema import LegoConfig
-from lego_build.flow.stages import StageError
+from lego_build.flow.progress import Progress
+from lego_build.flow.stages import InputError, StageError
 from lego_build.ir.adg import ADG
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.serialize import from_jsonable
 from lego_build.ir.workload import Kernel
 
 from . import verilator, yosys
-from .golden import golden, outputs_computed, random_operands, wrap_signed
+from .golden import file_operands, golden, load_data_file, outputs_computed, pattern_operands, wrap_signed
 from .layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads
 from .ppu import PPUConfig, apply, epilogue_config
-from .tiles import edge_tile, fit_tile
+from .tiles import edge_tile, fit_tile, window
 
 
 def with_bits(kernel: Kernel, operand_bits: int, out_bits: int) -> Kernel:
@@ -69,6 +72,7 @@ class Tile:
     mapping: Mapping
     dataflow: str
     epilogue: tuple[str, ...] = ()  # element-wise ops after the layer (sim.ppu)
+    offset: tuple[tuple[str, int], ...] = ()  # iteration offset of the tile in its layer, per dim
 
 
 def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
@@ -99,29 +103,49 @@ def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
                                          mapped[entry["name"]]["dataflow"], epilogue[entry["name"]])
         edge = edge_tile(lowered, tile, tile_mapping) if "edge" not in tiles else None
         if edge is not None:  # the same layer's last tile: remainder bounds in every dim
-            tiles["edge"] = Tile(entry["name"], "edge", *edge, mapped[entry["name"]]["dataflow"],
-                                 epilogue[entry["name"]])
+            tiles["edge"] = Tile(entry["name"], "edge", edge[0], edge[1], mapped[entry["name"]]["dataflow"],
+                                 epilogue[entry["name"]], tuple(edge[2].items()))
     if not tiles:
         raise StageError("no mapped layer to simulate; use target=rtl, or a workload with a layer the mapper places")
     return list(tiles.values())
 
 
-def _tile_script(hm: HostMap, adg: ADG, tile: Tile, seed: int):
-    """Configuration, operands, start and read-back of one tile, with its golden outputs."""
-    kernel = with_bits(tile.kernel, hm.operand_bits, hm.out_bits)
-    data = random_operands(kernel, seed)
+@dataclass(frozen=True)
+class DataSource:
+    """Where a run's operands come from: a generated pattern (:data:`golden.GENERATED`) or a file."""
+
+    pattern: str
+    seed: int = 0
+    arrays: dict | None = None  # the file's arrays (pattern "file")
+    path: str = ""
+
+    def operands(self, tile: Tile, kernel: Kernel, origin: dict[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
+        if self.pattern != "file":
+            return pattern_operands(kernel, self.pattern, self.seed)
+        try:
+            return file_operands(kernel, self.arrays or {}, tile.layer, origin, self.path)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The data-independent part of a tile's runs: its window, configuration and read-back."""
+
+    kernel: Kernel
+    origin: dict
+    reads: list  # (lane, addr, output element index)
+    outputs: int  # output elements the tile computes
+    config: list  # configuration writes (the PPU's come per run: calibrated on the outputs)
+    info: dict
+
+
+def _plan(hm: HostMap, adg: ADG, tile: Tile) -> _Plan:
+    kernel, origin = window(with_bits(tile.kernel, hm.operand_bits, hm.out_bits))
     dataflow = adg.dataflow(tile.dataflow)
-    banks = input_banks(kernel, tile.mapping, adg, dataflow, data, adg.buffer_depth)
-    reads = output_reads(kernel, tile.mapping, adg, dataflow)
-    expect = golden(kernel, data, hm.out_bits)
-    ppu = epilogue_config(tile.epilogue, expect) if hm.ppu else PPUConfig()
-    words = config_words(hm, kernel, tile.mapping, tile.dataflow, adg) + (ppu.words(hm) if hm.ppu else [])
-    script = f"L {hm.read_latency}\n" + script_for(hm, words, banks)
-    script += "".join(f"R {lane} {addr}\n" for lane, addr, _ in reads)
-    want = apply(ppu, np.array([expect[idx] for _, _, idx in reads], dtype=np.int64))
     info: dict = {"layer": tile.layer, "kind": tile.kind, "dataflow": tile.dataflow, "steps": tile.mapping.steps,
-                  "tile": {d.name: d.bound for d in kernel.dims},
-                  "ppu": {"ops": list(tile.epilogue), "mode": ppu.mode, "table": ppu.table}}
+                  "tile": {d.name: d.bound for d in kernel.dims}, "offset": dict(tile.offset),
+                  "ppu": {"ops": list(tile.epilogue)}}
     if hm.shifts:  # which FIFO groups this tile uses, and at what depth
         bounds = [lp.bound for lp in tile.mapping.temporal]
         steps = [fifo_steps(kernel, tile.mapping, adg, dataflow, sh, cap)
@@ -129,51 +153,139 @@ def _tile_script(hm: HostMap, adg: ADG, tile: Tile, seed: int):
         info["fifo_groups"] = [
             {"shift": {d: v for d, v in zip(adg.dims, sh) if v}, "depth": delay_cycles(bounds, t) if t else None}
             for sh, t in zip(hm.shifts, steps)]
-    return script, want, outputs_computed(kernel), info
+    return _Plan(kernel, origin, output_reads(kernel, tile.mapping, adg, dataflow), outputs_computed(kernel),
+                 config_words(hm, kernel, tile.mapping, tile.dataflow, adg), info)
+
+
+def _tile_script(hm: HostMap, adg: ADG, tile: Tile, plan: _Plan, data: DataSource):
+    """Configuration, operands, start and read-back of one tile run, with its expected outputs.
+
+    The expectation is the exact golden result (wrapped to the accumulator only when the
+    design accepts wrap-around, ``arch.overflow=wrap``), through the PPU's model."""
+    operands = data.operands(tile, plan.kernel, plan.origin)
+    banks = input_banks(plan.kernel, tile.mapping, adg, adg.dataflow(tile.dataflow), operands, adg.buffer_depth)
+    expect = golden(plan.kernel, operands)
+    if adg.acc_wraps:
+        expect = wrap_signed(expect, hm.out_bits)
+    ppu = epilogue_config(tile.epilogue, expect) if hm.ppu else PPUConfig()
+    words = plan.config + (ppu.words(hm) if hm.ppu else [])
+    script = f"L {hm.read_latency}\n" + script_for(hm, words, banks)
+    script += "".join(f"R {lane} {addr}\n" for lane, addr, _ in plan.reads)
+    want = apply(ppu, np.array([expect[idx] for _, _, idx in plan.reads], dtype=object).astype(np.int64))
+    return script, want, {"mode": ppu.mode, "table": ppu.table}
+
+
+def data_sources(target, seed: int | None = None) -> list[DataSource]:
+    """The runs ``target.data`` asks for, in order; ``file`` loads ``target.data_file``."""
+    runs = []
+    for pattern in target.data:
+        if pattern == "file":
+            try:
+                arrays = load_data_file(Path(target.data_file))
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+            runs.append(DataSource("file", arrays=arrays, path=target.data_file))
+        else:
+            runs.append(DataSource(pattern, target.seed if seed is None else seed))
+    return runs
 
 
 def run_tiles(binary: Path, hm: HostMap, adg: ADG, tiles: list[Tile], seed: int, max_cycles: int,
-              wave: Path | None = None) -> list[dict]:
-    """Run ``tiles`` back to back in one process of ``binary``; per tile, outputs vs golden and cycles."""
-    parts = [_tile_script(hm, adg, tile, seed + i) for i, tile in enumerate(tiles)]
-    out = verilator.execute(binary, "".join(p[0] for p in parts), max_cycles, wave)
+              wave: Path | None = None, data: list[DataSource] | None = None, progress=None) -> list[dict]:
+    """Run every tile with every test-data set back to back in one process of ``binary``;
+    per tile, its outputs (``outputs`` elements, compared once per data set: ``runs``), the
+    mismatches over all runs and the cycles of each run.
+
+    ``data`` defaults to random operands (tile ``i`` seeded ``seed + i``); ``progress``
+    is called with a label as each run finishes. Each run's script is made while the
+    simulator works on the previous one."""
+    runs = [(tile, d if d.pattern != "random" else replace(d, seed=d.seed + i))
+            for i, tile in enumerate(tiles) for d in (data or [DataSource("random", seed)])]
+    plans = {id(tile): _plan(hm, adg, tile) for tile in tiles}
+    made: list[tuple] = []
+
+    def scripts():
+        for tile, d in runs:
+            script, want, ppu = _tile_script(hm, adg, tile, plans[id(tile)], d)
+            made.append((want, ppu))
+            yield script
+
+    labels = [f"{tile.kind} tile of {tile.layer}, {d.pattern} data" for tile, d in runs]
+    out = verilator.execute(binary, scripts(), max_cycles, wave, on_line=_cycle_progress(progress, labels))
     cycles = [int(ln.split()[1]) for ln in out if ln.startswith("CYCLES")]
-    if len(cycles) != len(parts):
-        raise StageError(f"simulation printed {len(cycles)} cycle counts for {len(parts)} tiles")
+    if len(cycles) != len(runs):
+        raise StageError(f"simulation printed {len(cycles)} cycle counts for {len(runs)} tile runs")
     values = wrap_signed(np.array([int(ln.split()[1]) for ln in out if ln.startswith("D ")], dtype=np.uint64)
                          .astype(np.int64), hm.out_bits)
-    results, at = [], 0
-    for (_, want, size, info), simulated in zip(parts, cycles):
+    results: dict[int, dict] = {}
+    at = 0
+    for (tile, d), (want, ppu), simulated in zip(runs, made, cycles):
+        plan = plans[id(tile)]
         got, at = values[at:at + len(want)], at + len(want)
-        mismatches = int(np.count_nonzero(got != want)) if len(got) == len(want) else len(want)
-        predicted = hm.cycles(info["steps"])
-        results.append({**info, "outputs": len(want), "mismatches": mismatches,
-                        "match": mismatches == 0 and len(want) == size,
-                        "cycles_simulated": simulated, "cycles_predicted": predicted,
-                        "cycles_match": simulated == predicted})
-    return results
+        wrong = np.flatnonzero(got != want) if len(got) == len(want) else np.arange(len(want))
+        run = {"data": d.pattern, "outputs": len(want), "mismatches": int(len(wrong)), "cycles": simulated}
+        if len(wrong):
+            i = int(wrong[0])
+            run["first_mismatch"] = {"index": [int(v) for v in plan.reads[i][2]],
+                                     "got": int(got[i]) if i < len(got) else None, "want": int(want[i])}
+        res = results.setdefault(id(tile), {**plan.info, "ppu": {**plan.info["ppu"], **ppu}, "outputs": len(want),
+                                            "mismatches": 0, "runs": []})
+        res["runs"].append(run)
+        res["mismatches"] += int(len(wrong))
+    out_rows = []
+    for tile in tiles:
+        res, plan = results[id(tile)], plans[id(tile)]
+        simulated = max(r["cycles"] for r in res["runs"])
+        predicted = hm.cycles(res["steps"])
+        out_rows.append({**res, "match": res["mismatches"] == 0 and res["outputs"] == plan.outputs,
+                         "cycles_simulated": simulated, "cycles_predicted": predicted,
+                         "cycles_match": all(r["cycles"] == predicted for r in res["runs"])})
+    return out_rows
+
+
+def _cycle_progress(progress, labels: list[str]):
+    """A callback for the simulator's output lines: one progress step per finished run."""
+    if progress is None:
+        return None
+    done = iter(labels)
+
+    def on_line(line: str) -> None:
+        if line.startswith("CYCLES"):
+            progress(next(done, ""))
+    return on_line
 
 
 def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
     """All representative tiles back to back on one Verilator build (one process: the
-    dataflow, loop bounds and FIFO depths change by configuration writes only)."""
+    dataflow, loop bounds and FIFO depths change by configuration writes only), each with
+    every test-data set of ``target.data``."""
     rtl = design_dir / "rtl"
     hm = from_jsonable(HostMap, read_json(rtl / "host_interface.json"))
     adg = from_jsonable(ADG, read_json(design_dir / "adg.json"))
     tiles = representatives(design_dir, adg, cfg.target)
+    data = data_sources(cfg.target)
     work = design_dir / "sim" / "build"
-    if work.exists():
-        shutil.rmtree(work)
+    replace_dir(work)  # journaled: a failed build puts the previous build tree back
     fmt = verilator.wave_format() if cfg.target.waveform else ""
     if fmt == "vcd":
         print("simulate: Verilator's FST writer needs lz4.h (e.g. apt install liblz4-dev); writing VCD")
+    print("simulate: compiling the RTL with Verilator ...", flush=True)
     binary = verilator.build(rtl, work, cfg.target.waveform, fmt)
-    wave = (design_dir / "sim" / f"wave.{fmt}") if cfg.target.waveform else None
-    results = run_tiles(binary, hm, adg, tiles, cfg.target.seed, cfg.target.max_cycles, wave)
+    wave = (work / f"wave.{fmt}") if cfg.target.waveform else None
+    bar = Progress("simulate", len(tiles) * len(data), lines=True)
+    try:
+        results = run_tiles(binary, hm, adg, tiles, cfg.target.seed, cfg.target.max_cycles, wave, data, bar.step)
+    finally:
+        bar.close()
+    if wave is not None:
+        install_file(wave, design_dir / "sim" / wave.name)
     return {
         "seed": cfg.target.seed,
+        "data": list(cfg.target.data),
+        "overflow": "wrap" if adg.acc_wraps else "error",
         "tiles": results,
         "outputs": sum(r["outputs"] for r in results),
+        "comparisons": sum(run["outputs"] for r in results for run in r["runs"]),
         "mismatches": sum(r["mismatches"] for r in results),
         "match": all(r["match"] for r in results),
         "cycles_match": all(r["cycles_match"] for r in results),
@@ -201,11 +313,24 @@ def run(cfg: LegoConfig, design_dir: Path) -> None:
     result["status"] = "pass" if result["match"] and result["cycles_match"] else "fail"
     write_json(design_dir / "sim" / "result.json", result)
     for t in result["tiles"]:
-        print(f"simulate: {t['kind']} tile of {t['layer']} ({t['dataflow']}): {t['outputs']} outputs, "
-              f"{t['mismatches']} mismatches; cycles simulated {t['cycles_simulated']}, "
-              f"predicted {t['cycles_predicted']}")
+        print(f"simulate: {t['kind']} tile of {t['layer']} ({t['dataflow']}): {t['outputs']} outputs x "
+              f"{len(t['runs'])} data sets ({'/'.join(r['data'] for r in t['runs'])}), {t['mismatches']} mismatches; "
+              f"cycles simulated {t['cycles_simulated']}, predicted {t['cycles_predicted']}")
     if result["status"] != "pass":
-        bad = next(t for t in result["tiles"] if not (t["match"] and t["cycles_match"]))
-        raise StageError(f"simulation does not match on the {bad['kind']} tile of {bad['layer']}: "
-                         f"{bad['mismatches']} wrong outputs, {bad['cycles_simulated']} cycles simulated vs "
-                         f"{bad['cycles_predicted']} predicted")
+        raise StageError(mismatch_message(result))
+
+
+def mismatch_message(result: dict) -> str:
+    """One line on the first failing tile run: which data, which output, what came back."""
+    bad = next(t for t in result["tiles"] if not (t["match"] and t["cycles_match"]))
+    run = next((r for r in bad["runs"] if r["mismatches"]), None)
+    if run is not None:
+        first = run.get("first_mismatch") or {}
+        where = (f"; first at output index {first.get('index')}: got {first.get('got')}, want {first.get('want')}"
+                 if first else "")
+        return (f"simulation does not match on the {bad['kind']} tile of {bad['layer']} with {run['data']} data: "
+                f"{run['mismatches']} wrong outputs of {run['outputs']}{where}; the RTL disagrees with exact "
+                "arithmetic (check arch.acc_bits and the generator)")
+    return (f"simulation does not match on the {bad['kind']} tile of {bad['layer']}: "
+            f"{bad['cycles_simulated']} cycles simulated vs {bad['cycles_predicted']} predicted; fix the "
+            "controller or the cycle model")

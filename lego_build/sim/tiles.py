@@ -4,7 +4,8 @@ A tile keeps the layer's index maps and tensor extents and shrinks iteration
 bounds, so it computes a corner of the real layer (padding included). Bounds are
 halved, largest trip count first, until every tensor fits one bank
 (``buffer_depth`` words) and the run takes at most ``max_steps`` time steps. Tensor
-shapes are then cut to the elements the tile touches, so test data stays small.
+shapes are then cut to the window of elements the tile touches (:func:`window`), so
+test data stays as small as the tile, wherever in the layer it lies.
 """
 from __future__ import annotations
 
@@ -20,19 +21,31 @@ def _mapping_for(kernel: Kernel, order: tuple[str, ...], spatial) -> Mapping:
     return Mapping(spatial, tuple(loops[d] for d in order))
 
 
-def _touched_shape(kernel: Kernel) -> Kernel:
-    tensors = []
+def window(kernel: Kernel) -> tuple[Kernel, dict[str, tuple[int, ...]]]:
+    """Each tensor cut to the box of elements the iteration domain touches, and the box's origin.
+
+    Along each data dim the box runs from ``lo = max(0, min index)`` to
+    ``min(shape, max index + 1)``; the bias moves by ``-lo``. Padding stays padding: an
+    index below 0 keeps ``lo = 0``, one past the tensor's end stays past the box's end.
+    """
+    tensors, origin = [], {}
     for t in kernel.tensors:
+        low = [sum(min(c, 0) * (d.bound - 1) for c, d in zip(row, kernel.dims)) + b
+               for row, b in zip(t.matrix, t.bias)]
         top = [sum(max(c, 0) * (d.bound - 1) for c, d in zip(row, kernel.dims)) + b
                for row, b in zip(t.matrix, t.bias)]
-        tensors.append(replace(t, shape=tuple(max(1, min(s, hi + 1)) for s, hi in zip(t.shape, top))))
-    return replace(kernel, tensors=tuple(tensors))
+        lo = tuple(min(max(0, v), s - 1) for v, s in zip(low, t.shape))
+        shape = tuple(max(1, min(s, hi + 1) - o) for s, hi, o in zip(t.shape, top, lo))
+        tensors.append(replace(t, shape=shape, bias=tuple(b - o for b, o in zip(t.bias, lo))))
+        origin[t.name] = lo
+    return replace(kernel, tensors=tuple(tensors)), origin
 
 
 def fit_tile(kernel: Kernel, mapping: Mapping, depth: int, max_steps: int,
              start: dict[str, int] | None = None) -> tuple[Kernel, Mapping]:
     """The tile the simulation runs: ``start`` (the mapper's controller-level tile) or the
-    whole layer, halved until it fits the banks and ``max_steps``."""
+    whole layer, halved until it fits the banks and ``max_steps``; its tensors in the
+    layer's coordinates (the corner tile's window starts at the origin)."""
     order = tuple(lp.dim for lp in mapping.temporal)
     spatial = mapping.spatial
     bounds = {d.name: min(d.bound, (start or {}).get(d.name, d.bound)) for d in kernel.dims}
@@ -43,7 +56,7 @@ def fit_tile(kernel: Kernel, mapping: Mapping, depth: int, max_steps: int,
         tile = replace(kernel, dims=tuple(Dim(d.name, bounds[d.name]) for d in kernel.dims))
         tm = _mapping_for(tile, order, spatial)
         if tm.steps <= max_steps and all(tm.footprint(tile, t.name) <= depth for t in tile.tensors):
-            return _touched_shape(tile), tm
+            return tile, tm
         # halve the loop with the most trips (ties: the later dim, i.e. inner loops first)
         trips = {lp.dim: lp.bound for lp in tm.temporal}
         dim = max(reversed(order), key=lambda d: trips[d])
@@ -52,8 +65,9 @@ def fit_tile(kernel: Kernel, mapping: Mapping, depth: int, max_steps: int,
         bounds[dim] = max(1, extent.get(dim, 1) * (-(-trips[dim] // 2)) if dim in extent else -(-bounds[dim] // 2))
 
 
-def edge_tile(layer: Kernel, corner: Kernel, mapping: Mapping) -> tuple[Kernel, Mapping] | None:
-    """The layer's last tile, or None when the corner tile is the whole layer.
+def edge_tile(layer: Kernel, corner: Kernel, mapping: Mapping) -> tuple[Kernel, Mapping, dict[str, int]] | None:
+    """The layer's last tile and its iteration offset per dim, or None when the corner tile
+    is the whole layer.
 
     Tiling dim ``d`` by the corner tile's bound ``b`` leaves ``D - (ceil(D/b) - 1) b``
     iterations for the last tile: Ruby's last-iteration bound at the buffer level
@@ -69,5 +83,6 @@ def edge_tile(layer: Kernel, corner: Kernel, mapping: Mapping) -> tuple[Kernel, 
         return None
     tensors = tuple(replace(t, bias=tuple(b + sum(m * o for m, o in zip(row, offsets))
                                           for row, b in zip(t.matrix, t.bias))) for t in layer.tensors)
-    edge = _touched_shape(replace(layer, dims=tuple(dims), tensors=tensors))
-    return edge, _mapping_for(edge, tuple(lp.dim for lp in mapping.temporal), mapping.spatial)
+    edge = replace(layer, dims=tuple(dims), tensors=tensors)
+    return (edge, _mapping_for(edge, tuple(lp.dim for lp in mapping.temporal), mapping.spatial),
+            {d.name: o for d, o in zip(layer.dims, offsets)})

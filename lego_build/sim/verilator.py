@@ -9,7 +9,11 @@ latency, default 1).
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
+import tempfile
+import threading
 from pathlib import Path
 
 from lego_build.flow.atomic import write_text
@@ -79,6 +83,7 @@ int main(int argc, char** argv) {
                 tick(); ++cycles;
             }
             printf("CYCLES %llu\n", cycles);
+            fflush(stdout);  // the host reports progress as each run ends
         } else if (op[0] == 'R') {
             unsigned long long l, a; if (scanf("%llu %llu", &l, &a) != 2) return 3;
             top->rd_lane = l; top->rd_addr = a;
@@ -150,16 +155,61 @@ def build(rtl_dir: Path, work: Path, trace: bool, fmt: str = "fst") -> Path:
         if proc.returncode == 0:
             objcache.store(obj_dir, runtime)
     if proc.returncode != 0 or not binary.exists():
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise StageError(f"Verilator build failed ({tail[0]}); see {work}")
+        text = (proc.stderr or "") + (proc.stdout or "")
+        first = next((ln for ln in text.splitlines() if ln.startswith("%Error") or "error" in ln.lower()),
+                     (text.strip().splitlines() or ["no output"])[-1])
+        fd, log = tempfile.mkstemp(prefix="lego_build-verilator-", suffix=".log")
+        with os.fdopen(fd, "w") as fh:  # outside out/: the failed build's files are rolled back
+            fh.write(" ".join(cmd) + "\n" + text)
+        raise StageError(f"Verilator build failed: {first.strip()[:300]}; the full log is {log}; check that the "
+                         "C++ compiler works and fix the generator")
     return binary
 
 
-def execute(binary: Path, script: str, max_cycles: int, wave: Path | None = None) -> list[str]:
+def execute(binary: Path, script, max_cycles: int, wave: Path | None = None, on_line=None) -> list[str]:
+    """Run ``binary`` on ``script`` (a string, or an iterable of parts written as they are made,
+    so the simulator runs while the rest is prepared); its output lines (``on_line`` sees each
+    as it is printed)."""
     args = [str(binary), str(max_cycles)] + ([str(wave)] if wave else [])
-    proc = subprocess.run(args, input=script, capture_output=True, text=True)
-    out = proc.stdout.splitlines()
-    if proc.returncode != 0:
-        reason = out[-1] if out and out[-1].startswith("TIMEOUT") else f"exit code {proc.returncode}"
-        raise StageError(f"simulation failed ({reason}); raise target.max_cycles if the design is just slow")
+    parts = [script] if isinstance(script, str) else script
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
+    out: list[str] = []
+    failed: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            for line in proc.stdout:
+                out.append(line.rstrip("\n"))
+                if on_line is not None:
+                    on_line(out[-1])
+        except BaseException as exc:  # a failing callback: reported in the main thread
+            failed.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        for part in parts:
+            try:
+                proc.stdin.write(part)
+            except BrokenPipeError:  # the simulator stopped (a timeout): its exit code says why
+                break
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.close()
+        code = proc.wait()
+        reader.join()
+    except BaseException:  # an interrupt, or a part that could not be made: stop the simulator too
+        proc.kill()
+        proc.wait()
+        reader.join()
+        raise
+    finally:
+        proc.stdout.close()
+    if failed:
+        raise failed[0]
+    if code != 0:
+        if out and out[-1].startswith("TIMEOUT"):
+            raise StageError(f"simulation stopped at target.max_cycles={max_cycles} cycles before the tile finished; "
+                             "raise target.max_cycles if the design is just slow")
+        raise StageError(f"simulation failed (exit code {code}); run {binary} by hand to see why")
     return out

@@ -28,6 +28,10 @@ from lego_build.flow.schema import ConfigError  # noqa: E402
 from lego_build.flow.stages import STAGES, StageError, run_stage  # noqa: E402
 from lego_build.flow.validate import validate  # noqa: E402
 
+# veriloggen raises the recursion limit when first imported; import it before hypothesis runs, which
+# otherwise warns that an example changed the limit
+import veriloggen  # noqa: E402, F401
+
 EXAMPLES = 500
 MAX_FULL_FUS = 16
 

@@ -6,6 +6,7 @@ the next build then runs exactly what the failed one would have."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -47,11 +48,14 @@ def failures(tmp_path_factory) -> dict[str, dict]:
     fake.write_text(FAKE_VERILATOR.format(real=require_verilator()))
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
 
+    built = make_project(root / "built")  # one earlier build, copied into each case's project
+    first = doit(built, "build")
+    assert first.returncode == 0, first.stdout + first.stderr
+
     def run(case):
         cid, overrides, env, _, _ = case
-        project = make_project(root / cid)
-        first = doit(project, "build")
-        assert first.returncode == 0, first.stdout + first.stderr
+        project = root / cid
+        shutil.copytree(built, project, symlinks=True)
         before = snapshot(project / "out")
         extra = {k: str(fake) if v == "<fake>" else v for k, v in env.items()}
         proc = _doit_env(project, extra, "build", *overrides)

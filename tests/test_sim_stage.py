@@ -211,17 +211,21 @@ def test_accumulator_widths_against_exact_arithmetic_in_rtl(tmp_path, monkeypatc
     tiles = sim_stage.representatives(narrow, adg, compose([]).target)
     binary = narrow / "sim" / "build" / "obj_dir" / "Vlego_top"
 
-    def run(pattern):
-        (result,) = sim_stage.run_tiles(binary, hm, adg, tiles, 1, 10 ** 6,
-                                        data=[sim_stage.DataSource(pattern)])
-        return result
+    minimum = {"A": np.full((1, 16, 512), -128), "B": np.full((1, 512, 16), -128)}
 
-    caught = run("min")
+    def run(pattern):
+        (result,) = sim_stage.run_tiles(binary, hm, adg, tiles, 1, 10 ** 6, data=[
+            sim_stage.DataSource(pattern, arrays=minimum, path="minimum.npz")])
+        return result["runs"][0]
+
+    caught = run("file")  # the whole 16x16 tile, every operand at -128
     assert caught["outputs"] == 256 and caught["mismatches"] == 256  # every output of the 16x16 result
-    assert caught["runs"][0]["first_mismatch"] == {"index": [0, 0, 0], "got": -(2 ** 23), "want": 2 ** 23}
+    assert caught["first_mismatch"] == {"index": [0, 0, 0], "got": -(2 ** 23), "want": 2 ** 23}
+    extreme = run("min")  # the reduction tile: every FU, all 512 terms
+    assert extreme["tile"] == {"b": 1, "m": 4, "n": 4, "k": 512} and extreme["mismatches"] == extreme["outputs"] == 16
     real = sim_stage.golden
     monkeypatch.setattr(sim_stage, "golden", lambda kernel, data: wrap_signed(real(kernel, data), 24))
-    assert run("min")["mismatches"] == 0  # the mutant agrees with the overflowed hardware
+    assert run("file")["mismatches"] == 0 and run("min")["mismatches"] == 0  # the mutant agrees with the bug
 
 
 def test_simulation_prints_progress_per_tile_run(tmp_path, capsys):
@@ -235,4 +239,6 @@ def test_simulation_prints_progress_per_tile_run(tmp_path, capsys):
     sim = read_json(tmp_path / "sim" / "result.json")
     edge = sim["tiles"][1]
     assert edge["kind"] == "edge" and edge["offset"]["m"] > 0  # the last tile sits at its offset in the layer
-    assert sim["comparisons"] == 2 * sim["outputs"]
+    assert [r["data"] for r in edge["runs"]] == ["random", "min"]
+    assert edge["runs"][1]["tile"]["k"] == edge["tile"]["k"] and edge["runs"][1]["steps"] < edge["steps"]
+    assert sim["comparisons"] == sum(r["outputs"] for t in sim["tiles"] for r in t["runs"])

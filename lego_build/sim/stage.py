@@ -31,10 +31,12 @@ from lego_build.ir.serialize import from_jsonable
 from lego_build.ir.workload import Kernel
 
 from . import verilator, yosys
+from lego_build.ir.testdata import EXTREMES
+
 from .golden import file_operands, golden, load_data_file, outputs_computed, pattern_operands, wrap_signed
 from .layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads
 from .ppu import PPUConfig, apply, epilogue_config
-from .tiles import edge_tile, fit_tile, window
+from .tiles import edge_tile, fit_tile, reduction_tile, window
 
 
 def with_bits(kernel: Kernel, operand_bits: int, out_bits: int) -> Kernel:
@@ -193,21 +195,25 @@ def data_sources(target, seed: int | None = None) -> list[DataSource]:
 def run_tiles(binary: Path, hm: HostMap, adg: ADG, tiles: list[Tile], seed: int, max_cycles: int,
               wave: Path | None = None, data: list[DataSource] | None = None, progress=None) -> list[dict]:
     """Run every tile with every test-data set back to back in one process of ``binary``;
-    per tile, its outputs (``outputs`` elements, compared once per data set: ``runs``), the
-    mismatches over all runs and the cycles of each run.
+    per tile, its outputs (``outputs`` elements of the tile), the mismatches over all runs
+    and, per run (``runs``), the outputs compared, the cycles simulated and predicted. The
+    extreme patterns run on the tile's reduction tile (every FU, the whole reduction, one
+    step of the output dims: :func:`.tiles.reduction_tile`).
 
     ``data`` defaults to random operands (tile ``i`` seeded ``seed + i``); ``progress``
     is called with a label as each run finishes. Each run's script is made while the
     simulator works on the previous one."""
     runs = [(tile, d if d.pattern != "random" else replace(d, seed=d.seed + i))
             for i, tile in enumerate(tiles) for d in (data or [DataSource("random", seed)])]
-    plans = {id(tile): _plan(hm, adg, tile) for tile in tiles}
+    variants = {(id(tile), d.pattern in EXTREMES): _run_tile(tile, d.pattern in EXTREMES) for tile, d in runs}
+    plans = {key: _plan(hm, adg, variant) for key, variant in variants.items()}
     made: list[tuple] = []
 
     def scripts():
         for tile, d in runs:
-            script, want, ppu = _tile_script(hm, adg, tile, plans[id(tile)], d)
-            made.append((want, ppu))
+            key = (id(tile), d.pattern in EXTREMES)
+            script, want, ppu = _tile_script(hm, adg, variants[key], plans[key], d)
+            made.append((key, want, ppu))
             yield script
 
     labels = [f"{tile.kind} tile of {tile.layer}, {d.pattern} data" for tile, d in runs]
@@ -219,28 +225,40 @@ def run_tiles(binary: Path, hm: HostMap, adg: ADG, tiles: list[Tile], seed: int,
                          .astype(np.int64), hm.out_bits)
     results: dict[int, dict] = {}
     at = 0
-    for (tile, d), (want, ppu), simulated in zip(runs, made, cycles):
-        plan = plans[id(tile)]
+    for (tile, d), (key, want, ppu), simulated in zip(runs, made, cycles):
+        plan = plans[key]
         got, at = values[at:at + len(want)], at + len(want)
         wrong = np.flatnonzero(got != want) if len(got) == len(want) else np.arange(len(want))
-        run = {"data": d.pattern, "outputs": len(want), "mismatches": int(len(wrong)), "cycles": simulated}
+        run = {"data": d.pattern, "outputs": len(want), "complete": len(want) == plan.outputs,
+               "mismatches": int(len(wrong)), "steps": plan.info["steps"], "cycles": simulated,
+               "cycles_predicted": hm.cycles(plan.info["steps"])}
+        if key[1]:
+            run["tile"] = plan.info["tile"]  # the reduction tile of the extremes
         if len(wrong):
             i = int(wrong[0])
             run["first_mismatch"] = {"index": [int(v) for v in plan.reads[i][2]],
                                      "got": int(got[i]) if i < len(got) else None, "want": int(want[i])}
-        res = results.setdefault(id(tile), {**plan.info, "ppu": {**plan.info["ppu"], **ppu}, "outputs": len(want),
-                                            "mismatches": 0, "runs": []})
+        base = plans.get((id(tile), False), plan)  # the tile's own figures, unless only extremes ran
+        res = results.setdefault(id(tile), {**base.info, "ppu": {**base.info["ppu"], **ppu}, "runs": []})
         res["runs"].append(run)
-        res["mismatches"] += int(len(wrong))
     out_rows = []
     for tile in tiles:
-        res, plan = results[id(tile)], plans[id(tile)]
-        simulated = max(r["cycles"] for r in res["runs"])
-        predicted = hm.cycles(res["steps"])
-        out_rows.append({**res, "match": res["mismatches"] == 0 and res["outputs"] == plan.outputs,
-                         "cycles_simulated": simulated, "cycles_predicted": predicted,
-                         "cycles_match": all(r["cycles"] == predicted for r in res["runs"])})
+        res = results[id(tile)]
+        full = [r for r in res["runs"] if "tile" not in r] or res["runs"]
+        out_rows.append({**res, "outputs": max(r["outputs"] for r in full),
+                         "mismatches": sum(r["mismatches"] for r in res["runs"]),
+                         "match": all(r["mismatches"] == 0 and r["complete"] for r in res["runs"]),
+                         "cycles_simulated": full[0]["cycles"], "cycles_predicted": full[0]["cycles_predicted"],
+                         "cycles_match": all(r["cycles"] == r["cycles_predicted"] for r in res["runs"])})
     return out_rows
+
+
+def _run_tile(tile: Tile, extreme: bool) -> Tile:
+    """The tile itself, or for the extreme patterns its reduction tile (:func:`.tiles.reduction_tile`)."""
+    if not extreme:
+        return tile
+    kernel, mapping = reduction_tile(tile.kernel, tile.mapping)
+    return replace(tile, kernel=kernel, mapping=mapping)
 
 
 def _cycle_progress(progress, labels: list[str]):

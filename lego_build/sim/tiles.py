@@ -86,3 +86,20 @@ def edge_tile(layer: Kernel, corner: Kernel, mapping: Mapping) -> tuple[Kernel, 
     edge = replace(layer, dims=tuple(dims), tensors=tensors)
     return (edge, _mapping_for(edge, tuple(lp.dim for lp in mapping.temporal), mapping.spatial),
             {d.name: o for d, o in zip(layer.dims, offsets)})
+
+
+def reduction_tile(kernel: Kernel, mapping: Mapping) -> tuple[Kernel, Mapping]:
+    """The tile cut to one temporal step of every output dim, with its whole reduction.
+
+    The extreme test patterns (all minimum, all maximum, ...) exist to reach the datapath's
+    worst-case sums; those depend on how many terms an accumulator adds, not on how many
+    output positions a tile visits. Every FU still runs (the spatial extents stay), every
+    reduction step runs, and the tile keeps its offset in the layer; only the temporal loops
+    of the output dims shrink to one trip, so the extremes cost a fraction of the tile."""
+    reduction = {kernel.dims[d].name for d in kernel.reduction_dims}
+    extent: dict[str, int] = {}
+    for dim, e in mapping.spatial:
+        extent[dim] = extent.get(dim, 1) * e
+    dims = tuple(d if d.name in reduction else Dim(d.name, min(d.bound, extent.get(d.name, 1))) for d in kernel.dims)
+    tile = replace(kernel, dims=dims)
+    return tile, _mapping_for(tile, tuple(lp.dim for lp in mapping.temporal), mapping.spatial)

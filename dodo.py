@@ -14,7 +14,7 @@ config slices (only the groups the stage reads) and the same code hash. All path
 handed to doit are relative and the dep database is JSON (``out/.doit/<design-id>.json``,
 saved atomically), so ``out/`` can be copied into another checkout, at any path, and
 stays up to date. A build killed at any point re-runs what did not finish; one stopped
-by bad input (exit 2) leaves ``out/`` byte-identical (:mod:`lego_build.flow.journal`).
+by bad input (exit 2) leaves ``out/`` byte-identical (:mod:`lego_build.runtime.journal`).
 """
 import signal
 from pathlib import Path
@@ -23,28 +23,29 @@ from doit import doit_cmd
 from doit.task import clean_targets
 from doit.tools import config_changed
 
-from lego_build.flow import cli, journal
-from lego_build.flow.atomic import sweep_stale, sweep_stale_of
-from lego_build.flow.config import design_id, group_slice
-from lego_build.flow.lock import lock_dir
+from lego_build.config.compose import design_id, group_slice
+from lego_build.flow import tasks
 from lego_build.flow.stages import STAGES, config_file_deps
+from lego_build.runtime import journal
+from lego_build.runtime.atomic import sweep_stale, sweep_stale_of
+from lego_build.runtime.lock import lock_dir
 
 OUT = "out"
 LATEST = f"{OUT}/latest"
 
 # --------------------------------------------------------------- config (at load time)
-OVERRIDES = cli.overrides_from_vars(doit_cmd._CMDLINE_VARS)
-CFG = cli.load_config(OVERRIDES)  # on ConfigError: one line on stderr, exit 2, nothing written
+OVERRIDES = tasks.overrides_from_vars(doit_cmd._CMDLINE_VARS)
+CFG = tasks.load_config(OVERRIDES)  # on ConfigError: one line on stderr, exit 2, nothing written
 DESIGN_ID = design_id(CFG)
 DESIGN_DIR = f"{OUT}/{DESIGN_ID}"
-CODE_HASH = cli.code_hash()
+CODE_HASH = tasks.code_hash()
 
 # Only now that the config is valid: journal this run's writes (bad input found by a stage
 # undoes them), lock the design directory (one build per design; doit reads the DB after
 # this), and remove what a killed build of it left behind.
 JOURNAL = journal.start()
-signal.signal(signal.SIGINT, cli.on_signal)  # an interrupt rolls the build back, like bad input
-signal.signal(signal.SIGTERM, cli.on_signal)
+signal.signal(signal.SIGINT, tasks.on_signal)  # an interrupt rolls the build back, like bad input
+signal.signal(signal.SIGTERM, tasks.on_signal)
 _DESIGN_LOCK = lock_dir(Path(DESIGN_DIR), JOURNAL.makedirs)
 DEP_FILE = f"{OUT}/.doit/{DESIGN_ID}.json"  # one DB per design: designs share no file but out/latest
 sweep_stale(Path(DESIGN_DIR))
@@ -86,14 +87,14 @@ def _make_stage_task(stage):
         yield {
             "name": DESIGN_ID,
             "doc": _stage_doc(stage),
-            "actions": [(cli.run_stage_action, [stage.name, CFG, DESIGN_DIR])],
+            "actions": [(tasks.run_stage_action, [stage.name, CFG, DESIGN_DIR])],
             "file_dep": [_design_path(p) for p in stage.inputs] + config_file_deps(stage, CFG),
             "targets": [_design_path(p) for p in stage.outputs],
             "uptodate": [config_changed({**{g: group_slice(CFG, g) for g in stage.groups}, "code": CODE_HASH})],
             "clean": [
                 clean_targets,
-                *[(cli.remove_tree, [_design_path(d)]) for d in cli.owned_dirs(stage, STAGES)],
-                (cli.prune_empty_dirs, [DESIGN_DIR]),
+                *[(tasks.remove_tree, [_design_path(d)]) for d in tasks.owned_dirs(stage, STAGES)],
+                (tasks.prune_empty_dirs, [DESIGN_DIR]),
             ],
         }
 
@@ -108,7 +109,7 @@ del _stage
 
 
 def _point_latest():
-    cli.point_latest(LATEST, DESIGN_ID)
+    tasks.point_latest(LATEST, DESIGN_ID)
     print(f"{LATEST} -> {DESIGN_ID}")
 
 
@@ -117,6 +118,6 @@ def task_build():
     return {
         "actions": [(_point_latest,)],
         "task_dep": [f"{stage.name}:{DESIGN_ID}" for stage in STAGES],
-        "uptodate": [(cli.latest_points_at, [LATEST, DESIGN_ID])],
-        "clean": [(cli.clean_design, [LATEST, DESIGN_ID, DESIGN_DIR])],
+        "uptodate": [(tasks.latest_points_at, [LATEST, DESIGN_ID])],
+        "clean": [(tasks.clean_design, [LATEST, DESIGN_ID, DESIGN_DIR])],
     }

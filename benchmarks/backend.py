@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from lego_build import ConfigError, StageError, compose, run_stage
-from lego_build.flow.atomic import read_json
+from lego_build.runtime.atomic import read_json
 from lego_build.sim.yosys import synthesize
 
 SMALL_CONV = ["workload.in_h=10", "workload.in_w=10", "workload.in_ch=8", "workload.out_ch=8"]

@@ -28,7 +28,7 @@ def main() -> int:
     for label, kernel, overrides in CASES:
         cfg = compose(overrides)
         if label.startswith("conv 32x32"):
-            from lego_build.flow.schema import DataflowConf
+            from lego_build.config.schema import DataflowConf
 
             cfg.arch.dataflows["khoh"] = DataflowConf(spatial=["oc:8,kh:4", "oh"])  # a third: Eyeriss-like KH-OH
         start = time.perf_counter()

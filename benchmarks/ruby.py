@@ -22,10 +22,11 @@ from dataclasses import replace
 from lego_build import compose
 from lego_build.analysis.kernels import conv2d
 from lego_build.analysis.lowering import lower
+from lego_build.analysis.networks import network
 from lego_build.mapping.hierarchy import from_conf
+from lego_build.mapping.mapspace import Mapspace, Rules
 from lego_build.mapping.model import Model
-from lego_build.mapping.searches import Mapspace, Rules, make_search
-from lego_build.workloads import network
+from lego_build.mapping.searches import make_search
 
 AXES = (("kh", "ic"), ("oh", "oc"))  # row stationary: filter rows x channels | output rows x filters
 REQUIRED = ("kh", "oh")  # row stationary: filter rows on the rows, output rows on the columns

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from lego_build import ConfigError, StageError, compose, run_stage
-from lego_build.flow.atomic import read_json
+from lego_build.runtime.atomic import read_json
 
 DESIGNS = (
     (["arch=eyeriss", "workload=resnet50"], 90.0),

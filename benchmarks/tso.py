@@ -18,8 +18,8 @@ import time
 
 from lego_build import compose
 from lego_build.analysis.lowering import lower
-from lego_build.mapping.tso import PARTITIONS, SCHEDULES, NPU, Conv, explore, explore_all
-from lego_build.workloads import network
+from lego_build.analysis.networks import network
+from lego_build.mapping.tso import NPU, PARTITIONS, SCHEDULES, Conv, explore, explore_all
 
 MODELS = ("inceptionv3", "lenet", "mobilenetv2", "resnet50", "squeezenet")
 PAPER = {  # seed 003 table (burst, noburst, KS, KS&OFM, OFM, IS, OS, WS)

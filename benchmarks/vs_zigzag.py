@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from zigzag_side import run_zigzag, stock_inputs  # noqa: E402
 
 from lego_build import compose, run_stage  # noqa: E402
-from lego_build.flow.atomic import read_json  # noqa: E402
+from lego_build.runtime.atomic import read_json  # noqa: E402
 
 
 def resnet18_onnx() -> Path:

@@ -5,7 +5,7 @@ import pytest
 
 from lego_build import compose, run_stage
 from lego_build.analysis.stage import SCHEMA, load_layers
-from lego_build.flow.atomic import read_json
+from lego_build.runtime.atomic import read_json
 
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is a dev extra: pip install -e '.[dev]'")
 
@@ -61,3 +61,10 @@ def test_llama7b_batch_32_scales_the_projections(tmp_path):
     fc1 = {layer["name"]: layer["macs"] for layer in one["layers"] if layer["op"] == "fc"}
     fc32 = {layer["name"]: layer["macs"] for layer in many["layers"] if layer["op"] == "fc"}
     assert fc1 and all(fc32[name] == 32 * macs for name, macs in fc1.items())
+
+
+def test_schema_pins_the_artifact_format_version():
+    from lego_build.ir.artifacts import ARTIFACTS
+
+    schema = json.loads(SCHEMA.read_text())
+    assert schema["properties"]["format_version"]["const"] == ARTIFACTS["analysis.json"].version

@@ -1,23 +1,21 @@
 """Pass pipeline order and delay matching (seed 004 §5.2, eq. 5.1-5.2)."""
-from types import SimpleNamespace
-
 import pytest
 
 from lego_build import compose
+from lego_build.analysis.from_config import workload_from_config
 from lego_build.analysis.kernels import gemm
-from lego_build.analysis.workloads import workload_from_config
 from lego_build.backend.codegen import build_dag
 from lego_build.backend.passes import ORDER, Pass, check_order, pipeline
 from lego_build.backend.passes.bitwidth import signed_bits
 from lego_build.backend.passes.delay_matching import greedy_schedule, lp_schedule
 from lego_build.backend.stage import optimize
+from lego_build.config.schema import OptimizerConf
 from lego_build.frontend.adg_build import build_adg
-from lego_build.flow.schema import OptimizerConf
 from lego_build.ir.dag import DAG, Edge, Node
 
 LEGO_PASSES = list(OptimizerConf().passes)
-LP = SimpleNamespace(passes=LEGO_PASSES, delay_matching="lp", time_limit_s=30.0)
-GREEDY = SimpleNamespace(passes=["bitwidth", "delay_matching"], delay_matching="greedy", time_limit_s=30.0)
+LP = OptimizerConf(passes=LEGO_PASSES, delay_matching="lp", time_limit_s=30.0)
+GREEDY = OptimizerConf(passes=["bitwidth", "delay_matching"], delay_matching="greedy", time_limit_s=30.0)
 
 
 def test_pipeline_order_satisfies_every_requirement():
@@ -59,7 +57,7 @@ def _narrowing_dag() -> DAG:
 def test_lp_moves_registers_to_narrow_edges_greedy_does_not():
     dag = _narrowing_dag()
     greedy = dag.with_delays(greedy_schedule(dag))
-    schedule, objective = lp_schedule(dag, 30.0)
+    schedule, objective = lp_schedule(dag, 30.0, "cbc")
     lp = dag.with_delays(schedule)
     assert greedy.register_bits() == 32
     assert lp.register_bits() == 4 == objective
@@ -90,7 +88,7 @@ def test_bitwidth_pass_narrows_products_to_16_bits():
     assert dag.node("mul_0_0").width == 32
     from lego_build.backend.passes import bitwidth
 
-    narrowed = bitwidth.run(dag)
+    narrowed = bitwidth.run(dag, OptimizerConf())
     assert narrowed.node("mul_0_0").width == 16
     assert {e.width for e in narrowed.edges if e.src.startswith("mul_")} == {16}
 
@@ -125,13 +123,13 @@ def test_reduction_tree_balances_broadcast_chains():
     from lego_build.backend.passes import reduction_tree
 
     dag = build_dag(_icoc_adg(8, (0, 0)))
-    tree = reduction_tree.run(dag)
+    tree = reduction_tree.run(dag, OptimizerConf())
     adds = [n for n in tree.nodes if n.kind == "add"]
     assert len(adds) == 2 * 7  # 8 leaves per column -> 7 two-input adders, two columns
     assert all(len(tree.inputs_of(n.name)) == 2 for n in adds)
     lp = dict(delay_matching="lp", time_limit_s=30.0)
-    chain = optimize(_icoc_adg(8, (0, 0)), SimpleNamespace(passes=["bitwidth", "delay_matching"], **lp))[0]
-    balanced = optimize(_icoc_adg(8, (0, 0)), SimpleNamespace(passes=LEGO_PASSES, **lp))[0]
+    chain = optimize(_icoc_adg(8, (0, 0)), OptimizerConf(passes=["bitwidth", "delay_matching"], **lp))[0]
+    balanced = optimize(_icoc_adg(8, (0, 0)), OptimizerConf(passes=LEGO_PASSES, **lp))[0]
     assert balanced.latency == chain.latency - 7 + 3  # a chain of seven adders becomes log2(8) = 3 levels
     assert balanced.register_bits() < chain.register_bits() / 3
 
@@ -140,7 +138,7 @@ def test_reduction_tree_leaves_systolic_chains_alone():
     from lego_build.backend.passes import reduction_tree
 
     dag = build_dag(_icoc_adg(8, (1, 1)))
-    assert reduction_tree.run(dag).nodes == dag.nodes
+    assert reduction_tree.run(dag, OptimizerConf()).nodes == dag.nodes
 
 
 def test_broadcast_rewiring_turns_fanout_delays_into_one_chain():
@@ -148,8 +146,8 @@ def test_broadcast_rewiring_turns_fanout_delays_into_one_chain():
 
     cfg = compose(["arch.rows=8", "arch.cols=8"])
     adg = build_adg(workload_from_config(cfg.workload).layers[0].kernel, cfg.arch)
-    matched, _, _ = optimize(adg, SimpleNamespace(passes=["bitwidth", "delay_matching"], delay_matching="lp",
-                                                  time_limit_s=30.0))
+    matched, _, _ = optimize(adg, OptimizerConf(passes=["bitwidth", "delay_matching"], delay_matching="lp",
+                                                time_limit_s=30.0))
     rewired = broadcast_rewiring.run(matched, LP)
     assert rewired.register_bits() < matched.register_bits() / 4
     assert rewired.latency == matched.latency
@@ -166,7 +164,7 @@ def test_pin_reuse_program_maps_exclusive_children_onto_one_pin():
     from lego_build.backend.passes.pin_reuse import _plan, remap
 
     table = {"p": {"a", "b"}, "c0": {"a"}, "c1": {"b"}}  # the product always, one child per dataflow
-    mapping = remap(table, ("a", "b"), 30.0)
+    mapping = remap(table, ("a", "b"), 30.0, "cbc")
     assert all(len(set(m.values())) == len(m) for m in mapping.values())  # one live input per pin
     plan = _plan(mapping, table, ("a", "b"), 2)
     assert plan is not None and sorted(len(feeding) for feeding, _ in plan) == [1, 2]  # p alone, c0/c1 shared
@@ -179,8 +177,8 @@ def test_pin_reuse_shrinks_adders_of_the_switchable_conv_array():
     from lego_build.analysis.kernels import conv2d
 
     adg = build_adg(conv2d(1, 4, 4, 6, 6, 3, 3), cfg.arch)
-    without, log_without, _ = optimize(adg, SimpleNamespace(passes=["reduction_tree", "bitwidth", "delay_matching"],
-                                                            delay_matching="lp", time_limit_s=30.0))
+    without, log_without, _ = optimize(adg, OptimizerConf(passes=["reduction_tree", "bitwidth", "delay_matching"],
+                                                          delay_matching="lp", time_limit_s=30.0))
     reused, log_reused, _ = optimize(adg, LP)
     assert log_reused[-1]["adder_inputs"] < log_without[-1]["adder_inputs"]
     assert log_reused[-1]["muxes"] > log_without[-1]["muxes"]
@@ -192,7 +190,7 @@ def test_power_gating_enables_only_links_some_dataflow_leaves_idle():
     cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4"])
     adg = build_adg(gemm(16, 16, 16), cfg.arch)
     upto = LEGO_PASSES[:LEGO_PASSES.index("power_gating") + 1]
-    dag, log, _ = optimize(adg, SimpleNamespace(passes=upto, delay_matching="lp", time_limit_s=30.0))
+    dag, log, _ = optimize(adg, OptimizerConf(passes=upto, delay_matching="lp", time_limit_s=30.0))
     gated = [e for e in dag.edges if e.enable]
     assert gated and log[-1]["gated_register_bits"] == sum(e.width * e.delay for e in gated) > 0
     live = {df: live_edges(dag, df) for df in dag.dataflows}
@@ -207,8 +205,8 @@ def test_mac_fusion_keeps_the_schedule_and_fuses_every_fu():
     cfg = compose([])
     adg = build_adg(workload_from_config(cfg.workload).layers[0].kernel, cfg.arch)
     plain, _, _ = optimize(adg, LP)
-    fpga, _, _ = optimize(adg, SimpleNamespace(passes=compose(["optimizer=fpga"]).optimizer.passes,
-                                               delay_matching="lp", time_limit_s=30.0))
+    fpga, _, _ = optimize(adg, OptimizerConf(passes=list(compose(["optimizer=fpga"]).optimizer.passes),
+                                             delay_matching="lp", time_limit_s=30.0))
     kinds = [n.kind for n in fpga.nodes]
     assert kinds.count("mac") == 16 and "mul" not in kinds and "acc" not in kinds
     assert fpga.latency == plain.latency and fpga.register_bits() <= plain.register_bits()
@@ -218,7 +216,7 @@ def test_delay_elaboration_turns_edge_delays_into_delay_blocks():
     cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4"])
     adg = build_adg(gemm(16, 16, 16), cfg.arch)
     upto = LEGO_PASSES[:LEGO_PASSES.index("delay_elaboration")]
-    timed, log_timed, _ = optimize(adg, SimpleNamespace(passes=upto, delay_matching="lp", time_limit_s=30.0))
+    timed, log_timed, _ = optimize(adg, OptimizerConf(passes=upto, delay_matching="lp", time_limit_s=30.0))
     elaborated, log, _ = optimize(adg, LP)
     assert all(e.delay == 0 and not e.enable for e in elaborated.edges)
     blocks = [n for n in elaborated.nodes if n.kind == "delay"]

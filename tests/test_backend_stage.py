@@ -2,7 +2,7 @@
 import pytest
 
 from lego_build import compose, run_all
-from lego_build.flow.atomic import read_json
+from lego_build.runtime.atomic import read_json
 
 ICOC = ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[ic,oc]", "arch.control_flow=[0,0]",
         "workload.in_h=6", "workload.in_w=5", "workload.in_ch=6", "workload.out_ch=5"]

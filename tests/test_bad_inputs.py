@@ -6,7 +6,7 @@ file and says what to do next, no traceback, and ``out/`` byte-identical before 
 dependency DB, ``out/latest``) so "untouched" is checked against real content; the
 cases whose error a stage finds after earlier stages wrote (no tile fits a buffer,
 an exhaustive mapspace too large) check the journal's rollback
-(:mod:`lego_build.flow.journal`). The runs go two at a time.
+(:mod:`lego_build.runtime.journal`). The runs go two at a time.
 """
 from __future__ import annotations
 
@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
 from test_dodo import DODO, snapshot
 
 onnx = pytest.importorskip("onnx")
 import numpy as np  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+# the module's builds are shared fixtures: its tests stay on one xdist worker
+pytestmark = pytest.mark.xdist_group("bad_inputs")
 
 #: words of an instruction: every message must say what to do next
 ADVICE = re.compile(r"\b(use|give|choose|must|make|set|raise|install|fix|write|expected|check|rename|"

@@ -1,11 +1,11 @@
 """Issue 10: ``doit build`` killed at any point, run twice at once, run twice anywhere.
 
 * Crash safety: a build killed with SIGKILL at a seeded choice of points in every stage
-  (at artifact writes, :mod:`lego_build.flow.crashtest`, and once in the middle of the
+  (at artifact writes, :mod:`lego_build.runtime.crashtest`, and once in the middle of the
   Verilator compile, process group and all); the next build completes and the design
   directory is byte-identical to a clean build's. Two more kill points first run a
   different config of the same design and then go back to the first one: without the
-  write-ahead checkpoint (:func:`lego_build.flow.cli.checkpoint`) doit would call the
+  write-ahead checkpoint (:func:`lego_build.flow.tasks.checkpoint`) doit would call the
   half-rewritten stage up to date.
 * Concurrency: two identical builds started together (one waits on the design lock and
   finds the work done), and two designs built in parallel in one ``out/``.
@@ -30,13 +30,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from test_dodo import make_project, ran
 
-from lego_build.flow.atomic import is_stale
-from lego_build.flow.config import compose, design_id
+from lego_build.config.compose import compose, design_id
 from lego_build.flow.stages import STAGES
-from test_dodo import DODO, make_project, ran
+from lego_build.runtime.atomic import is_stale
 
-pytestmark = pytest.mark.slow
+# the module's builds are shared fixtures: its tests stay on one xdist worker
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dodo_reliability")]
 
 STAGE_NAMES = [s.name for s in STAGES]
 RTL = ("target=rtl",)

@@ -4,11 +4,11 @@ import shutil
 import pytest
 
 from lego_build import compose, run_stage
+from lego_build.config.compose import available_options
 from lego_build.emit.stage import emit_files
-from lego_build.flow.atomic import read_json
-from lego_build.flow.config import available_options
 from lego_build.ir.dag import DAG
 from lego_build.ir.serialize import from_jsonable
+from lego_build.runtime.atomic import read_json
 from lego_build.sim import verilator
 
 

@@ -6,8 +6,9 @@ from math import ceil
 import pytest
 
 from lego_build import compose
+from lego_build.errors import BudgetError
 from lego_build.flow import budget
-from lego_build.flow.budget import BudgetError, check, estimates
+from lego_build.flow.budget import check, estimates
 from lego_build.flow.validate import validate
 from lego_build.mapping.factors import divisors, useful
 

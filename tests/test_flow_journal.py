@@ -1,4 +1,4 @@
-"""lego_build.flow.journal, .atomic (stale files), .doitdb and .lock, one process at a time.
+"""lego_build.runtime.journal, .atomic (stale files), .doitdb and .lock, one process at a time.
 
 The end-to-end behaviour (kills, rollbacks through doit, two builds at once) is in
 test_bad_inputs.py and test_dodo_reliability.py; these pin down each piece.
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from lego_build.flow import atomic, journal
 from lego_build.flow.doitdb import AtomicJsonDB
-from lego_build.flow.lock import lock_dir
+from lego_build.runtime import atomic, journal
+from lego_build.runtime.lock import lock_dir
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
-"""The terminal progress bar (lego_build.flow.progress)."""
+"""The terminal progress bar (lego_build.runtime.progress)."""
 import io
 
-from lego_build.flow.progress import Progress
+from lego_build.runtime.progress import Progress
 
 
 class Tty(io.StringIO):

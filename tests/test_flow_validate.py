@@ -32,3 +32,15 @@ def test_cross_group_errors_name_the_key(overrides, key):
 ])
 def test_valid_combinations(overrides):
     validate(compose(overrides))
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["mapper.search=greedy"], r"^mapper.search=greedy: unknown; choose one of rtml, random, exhaustive, tso"),
+    (["arch.fu=booth"], r"^arch.fu=booth: unknown; choose one of mac, bitfusion"),
+    (["optimizer.solver=glpk"], r"^optimizer.solver=glpk: unknown; choose one of cbc, highs"),
+    (["workload=onnx", "workload.kind=caffe", "workload.path=model.caffe"], r"^workload.kind=caffe: unknown; choose one of onnx, tflite, timeloop"),
+])
+def test_registry_names_are_checked_by_the_roof(overrides, message):
+    """Names only a stage's registry knows (built-ins and plugins) fail at composition, in one line."""
+    with pytest.raises(ConfigError, match=message):
+        compose(overrides)

@@ -8,7 +8,7 @@ import pytest
 from lego_build import compose
 from lego_build.analysis.kernels import conv2d, gemm
 from lego_build.analysis.lowering import FAMILY_DIMS
-from lego_build.flow.config import available_options
+from lego_build.config.compose import available_options
 from lego_build.frontend.adg_build import build_adg
 from lego_build.frontend.links import candidate_links
 from lego_build.frontend.merge import plain_union

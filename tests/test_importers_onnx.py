@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 from lego_build.analysis.importers import load_model
 from lego_build.analysis.importers.common import PPU_OPS
 from lego_build.analysis.kernels import conv2d, gemm
-from lego_build.flow.schema import ConfigError
+from lego_build.errors import ConfigError
 
 F = TensorProto.FLOAT
 
@@ -76,7 +76,7 @@ def test_resnet18_from_zigzag():
 
 
 def test_resnet18_matches_the_preset_network():
-    from lego_build.workloads import network
+    from lego_build.analysis.networks import network
 
     wl = load(zigzag_model("resnet18.onnx"))
     preset = [(layer.op, layer.kernel) for layer in network("resnet18", 1, 8) if layer.kernel is not None]
@@ -98,7 +98,7 @@ def test_mobilenetv2_depthwise_layers():
 
 
 def test_mobilenetv2_matches_the_preset_network():
-    from lego_build.workloads import network
+    from lego_build.analysis.networks import network
 
     wl = load(zigzag_model("mobilenetv2.onnx"))
     preset = [(layer.op, layer.kernel) for layer in network("mobilenetv2", 1, 8) if layer.kernel is not None]

@@ -17,7 +17,7 @@ flatbuffers = pytest.importorskip("flatbuffers", reason="the 'flatbuffers' packa
 from lego_build.analysis.importers import load_model
 from lego_build.analysis.importers.common import TFLITE_BUILTINS, tflite_code
 from lego_build.analysis.kernels import conv2d, gemm
-from lego_build.flow.schema import ConfigError
+from lego_build.errors import ConfigError
 
 SAME, VALID = 0, 1
 NONE, RELU, RELU6, SIGN_BIT = 0, 1, 3, 5

@@ -3,7 +3,7 @@ import pytest
 
 from lego_build.analysis.importers import load_model
 from lego_build.analysis.kernels import conv2d, gemm
-from lego_build.flow.schema import ConfigError
+from lego_build.errors import ConfigError
 
 CNN_LAYER = """
 problem:

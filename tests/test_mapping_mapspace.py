@@ -3,7 +3,7 @@ import itertools
 
 import pytest
 
-from lego_build.mapping.mapspace import (
+from lego_build.mapping.tiling import (
     SPACES,
     TABLE1_PAPER,
     TABLE1_SIZES,

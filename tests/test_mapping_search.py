@@ -1,24 +1,56 @@
+from math import factorial
+
 import pytest
 
 from lego_build import compose
+from lego_build.analysis.from_config import workload_from_config
 from lego_build.analysis.kernels import gemm
-from lego_build.analysis.workloads import workload_from_config
+from lego_build.analysis.lowering import reference_kernel
+from lego_build.backend.stage import optimize
 from lego_build.frontend.adg_build import build_adg
 from lego_build.mapping.stage import map_layer, map_workload
+
+
+def hardware(cfg, kernels):
+    """What the graph and optimize stages give the mapper: the array and its pipeline latency."""
+    adg = build_adg(reference_kernel(kernels, cfg.arch.family), cfg.arch)
+    return adg, optimize(adg, cfg.optimizer)[0].latency
 
 
 def _map(overrides):
     cfg = compose(overrides)
     (layer,) = workload_from_config(cfg.workload).layers
-    adg = build_adg(layer.kernel, cfg.arch)
-    return map_layer(layer.kernel, adg, adg.dataflows[0], cfg.arch, cfg.mapper)
+    adg, latency = hardware(cfg, [layer.kernel])
+    return map_layer(layer.kernel, adg, adg.dataflows[0], cfg.arch, cfg.mapper, latency)
+
+
+def _map_workload(layers, cfg):
+    return map_workload(layers, *hardware(cfg, [k for _, k in layers]), cfg.arch, cfg.mapper)
 
 
 def test_search_rejects_with_reasons_and_keeps_reduction_innermost():
     result = _map(["workload.M=32", "workload.N=24", "workload.K=40", "arch.rows=8", "arch.cols=8"])
-    assert result["candidates"] == {"valid": 3, "rejected": 5}
+    # The expected candidate counts, from the layer. The 8 x 8 array takes m and n by 8 each,
+    # so the l1 level loops over m, n, k (4, 3, 40 trips; b = 1 has no loop).
+    # * rejected: in a gemm, each of m, n, k is the only loop that does not index one tensor
+    #   (B, A, Y), so no second loop extends its reuse. The RTML trie keeps one order per
+    #   innermost loop, with the other two loops outside in kernel order, and logs one Obs2
+    #   rejection per kept order: the 2! - 1 other orders of those two free loops. The
+    #   hardware rule (the FU accumulates in place) then rejects each kept order whose
+    #   innermost loop is not the reduction loop k.
+    trie_orders = [tuple(d for d in "mnk" if d != inner) + (inner,) for inner in "mnk"]
+    obs2 = len(trie_orders) * (factorial(2) - 1)
+    not_k_innermost = [o for o in trie_orders if o[-1] != "k"]
+    # * valid: level by level, inner to outer, the search scores one schedule per
+    #   (maximal tile, order left). acc sits below the array fan-out with no memory of
+    #   its own, so its factors are all 1: one tile and no loop to order. l1 holds the
+    #   whole 4 x 3 x 40 block (one maximal tile; see the tiles below), and one trie order
+    #   is left. dram then has no loop left.
+    valid = 1 + (len(trie_orders) - len(not_k_innermost)) + 1
+    assert result["candidates"] == {"valid": valid, "rejected": obs2 + len(not_k_innermost)}
     rule = [r for r in result["rejections"] if "reduction loops are innermost" in r]
     assert sorted(r.split(":")[0] for r in rule) == ["order m/k/n", "order n/k/m"]
+    assert sorted(r.split(":")[0] for r in rule) == sorted(f"order {'/'.join(o)}" for o in not_k_innermost)
     assert all("pruned by" in r for r in result["rejections"] if r not in rule)  # the RTML trie, with its rule
     temporal = result["mapping"]["temporal"]
     assert temporal[-1]["dim"] == "k" and temporal[-1]["bound"] == 40
@@ -58,7 +90,7 @@ def test_network_layers_lowered_and_identical_layers_mapped_once():
     cfg = compose([])
     layers = [({"name": f"l{i}", "op": "matmul", "count": 2}, gemm(20, 12, 9)) for i in range(3)]
     layers.append(({"name": "relu", "op": "relu", "count": 1}, None))
-    result = map_workload(layers, cfg.arch, cfg.mapper)
+    result = _map_workload(layers, cfg)
     assert result["totals"]["distinct_mapped"] == 1
     assert result["totals"]["layers_mapped"] == 6
     assert result["totals"]["macs"] == 6 * 20 * 12 * 9
@@ -81,20 +113,20 @@ def test_layer_whose_reuse_breaks_a_link_is_reported():
 
 
 def test_exhaustive_search_on_a_large_layer_stops_with_advice():
-    from lego_build.flow.stages import InputError
+    from lego_build.errors import InputError
 
     cfg = compose(["arch=nvdla", "workload=resnet18", "mapper.search=exhaustive"])
     layers = [({"name": layer.name, "op": layer.op, "count": layer.count}, layer.kernel)
               for layer in workload_from_config(cfg.workload).layers]
     with pytest.raises(InputError, match=r"^layer conv1: exhaustive mapspace has about .* use mapper.search=rtml"):
-        map_workload(layers, cfg.arch, cfg.mapper)
+        _map_workload(layers, cfg)
 
 
 def test_network_totals_break_energy_down_by_level_and_tensor():
     cfg = compose(["arch=nvdla", "workload=lenet"])
     layers = [({"name": layer.name, "op": layer.op, "count": layer.count}, layer.kernel)
               for layer in workload_from_config(cfg.workload).layers]
-    totals = map_workload(layers, cfg.arch, cfg.mapper)["totals"]
+    totals = _map_workload(layers, cfg)["totals"]
     assert set(totals["energy_by_level_pj"]) == {"mac", "acc", "l1", "dram", "network"}
     assert set(totals["energy_by_tensor_pj"]) == {"mac", "input", "weight", "output"}
     for key in ("energy_by_level_pj", "energy_by_tensor_pj"):

@@ -3,10 +3,11 @@ import pytest
 
 from lego_build.analysis.kernels import conv2d, gemm
 from lego_build.analysis.lowering import lower
+from lego_build.analysis.networks import network
 from lego_build.ir.memory import Hierarchy, MemLevel
+from lego_build.mapping.mapspace import Mapspace, Rules
 from lego_build.mapping.model import Model
-from lego_build.mapping.searches import Exhaustive, Mapspace, RandomSearch, Rtml, Rules, make_search
-from lego_build.workloads import network
+from lego_build.mapping.searches import Exhaustive, RandomSearch, Rtml, make_search
 
 ALL = ("input", "weight", "output")
 TWO_LEVEL = Hierarchy("t", (MemLevel("rf", 32, ALL, 0.06, 0.06, 16, per_pe=True),

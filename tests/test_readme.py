@@ -38,8 +38,8 @@ def _model_files(cwd: Path) -> None:
     """Real files for the README's model-file examples: zigzag-dse's ResNet-18 ONNX export,
     the tests' TFLite CNN, and AlexNet conv1 as a Timeloop problem."""
     from test_importers_onnx import zigzag_model
-    from test_importers_timeloop import CNN_LAYER
     from test_importers_tflite import small_cnn_tflite
+    from test_importers_timeloop import CNN_LAYER
 
     shutil.copy(zigzag_model("resnet18.onnx"), cwd / "model.onnx")
     small_cnn_tflite(cwd / "model.tflite")

@@ -4,11 +4,11 @@ import shutil
 import pytest
 
 from lego_build import compose, run_all, run_stage
-from lego_build.flow.atomic import read_json
-from lego_build.flow.schema import ConfigError
+from lego_build.errors import ConfigError
 from lego_build.flow.validate import validate
-from lego_build.ir.dag import DAG
+from lego_build.ir.dag import DAG, MulSpec
 from lego_build.ir.serialize import from_jsonable
+from lego_build.runtime.atomic import read_json
 from lego_build.sim.verilator import lint, require_verilator
 
 SMALL_CONV = ["workload=conv2d", "arch=nvdla", "arch.rows=4", "arch.cols=4", "workload.in_h=6", "workload.in_w=6",
@@ -47,7 +47,7 @@ def test_bitfusion_preset_and_dag_attribute(tmp_path):
         run_stage(stage, cfg, tmp_path)
     dag = from_jsonable(DAG, read_json(tmp_path / "dag.json"))
     muls = [n for n in dag.nodes if n.kind == "mul"]
-    assert len(muls) == 64 and all(n.attr("fu") == "bitfusion" for n in muls)
+    assert len(muls) == 64 and all(n.spec(MulSpec).fu == "bitfusion" for n in muls)
 
 
 def test_bitfusion_three_operand_design_lints_clean(tmp_path):
@@ -72,7 +72,7 @@ def test_mac_fusion_leaves_bitfusion_multipliers_alone(tmp_path):
 
 @pytest.mark.parametrize("overrides,message", [
     (["arch.fu=bitfusion", "arch.operand_bits=7"], r"^arch.operand_bits=7: arch.fu=bitfusion .* must be even$"),
-    (["arch.fu=booth"], r"^arch.fu='booth': must be one of mac, bitfusion$"),
+    (["arch.fu=booth"], r"^arch\.fu=booth: unknown; choose one of mac, bitfusion"),
 ])
 def test_fu_config_errors_are_one_line(overrides, message):
     with pytest.raises(ConfigError, match=message):

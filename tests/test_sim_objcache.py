@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from lego_build.flow.config import compose
+from lego_build.config.compose import compose
 from lego_build.flow.stages import STAGES, run_stage
 from lego_build.sim import objcache, verilator
 

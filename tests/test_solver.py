@@ -1,15 +1,15 @@
 """optimizer.solver: CBC (default) or HiGHS through PuLP, for delay matching and pin reuse."""
 import pulp
 import pytest
+from test_backend_passes import _narrowing_dag
 
 from lego_build import ConfigError, StageError, compose, run_stage
 from lego_build.backend import solver
 from lego_build.backend.passes.delay_matching import lp_schedule
 from lego_build.backend.passes.pin_reuse import remap
-from lego_build.flow.atomic import read_json
-from test_backend_passes import _narrowing_dag
+from lego_build.runtime.atomic import read_json
 
-needs_highs = pytest.mark.skipif(solver.unavailable("highs") is not None,
+needs_highs = pytest.mark.skipif(solver.SOLVERS.get("highs").unavailable() is not None,
                                  reason="highspy is not installed (pip install highspy, or the [highs] extra)")
 SMALL_CONV = ["workload=conv2d", "workload.in_h=10", "workload.in_w=10", "workload.in_ch=8", "workload.out_ch=8"]
 
@@ -43,10 +43,10 @@ def test_cbc_and_highs_give_the_same_register_bits(tmp_path, design):
     assert rows["cbc"][-1][1] > 0
 
 
-@pytest.mark.parametrize("name", solver.SOLVERS)
+@pytest.mark.parametrize("name", solver.SOLVERS.names())
 def test_time_limit_hit_is_a_stage_error_naming_the_limit(name):
-    if solver.unavailable(name):
-        pytest.skip(solver.unavailable(name))
+    if reason := solver.SOLVERS.get(name).unavailable():
+        pytest.skip(reason)
     with pytest.raises(StageError, match="optimizer.time_limit_s"):
         lp_schedule(_narrowing_dag(), 1e-9, solver=name)
 
@@ -63,7 +63,7 @@ def test_a_cut_off_highs_incumbent_is_not_optimal(monkeypatch):
 
 
 def test_unknown_solver_is_rejected_naming_the_key():
-    with pytest.raises(ConfigError, match=r"optimizer\.solver='foo'.*cbc, highs"):
+    with pytest.raises(ConfigError, match=r"^optimizer\.solver=foo: unknown; choose one of cbc, highs"):
         compose(["optimizer.solver=foo"])
 
 

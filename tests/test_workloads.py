@@ -1,4 +1,4 @@
-"""lego_build.workloads: built-in network presets from published layer shapes."""
+"""lego_build.analysis.networks: built-in network presets from published layer shapes."""
 from __future__ import annotations
 
 from math import prod
@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 import lego_build
-from lego_build.analysis.workloads import workload_from_config
+from lego_build.analysis.from_config import workload_from_config
+from lego_build.analysis.networks import NETWORKS, names, network
 from lego_build.ir.workload import Layer, Workload
-from lego_build.workloads import NETWORKS, names, network
 
 CONF_WORKLOAD = Path(__file__).resolve().parents[1] / "conf" / "workload"
 

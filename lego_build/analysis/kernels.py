@@ -102,3 +102,7 @@ def ttmc(I: int, J: int, K: int, L: int, M: int, bits: int = 8, acc_bits: int = 
             TensorAccess("Y", "out", (I, J, K), _rows(d, {"i": 1}, {"j": 1}, {"k": 1}), (0, 0, 0), acc_bits),
         ),
     )
+
+
+#: the builder of every kernel family of :data:`lego_build.ir.families.FAMILIES`
+BUILDERS = {"gemm": gemm, "conv2d": conv2d, "mttkrp": mttkrp, "ttmc": ttmc}

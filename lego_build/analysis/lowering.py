@@ -10,24 +10,14 @@ Other pairs have no lowering (``None``): the layer cannot run on that array.
 """
 from __future__ import annotations
 
+from lego_build.analysis.kernels import conv2d, gemm
+from lego_build.ir.families import FAMILIES
 from lego_build.ir.workload import Kernel
 
-from .kernels import conv2d, gemm
-
 #: the dims of every family, in IR order (they name ``arch.spatial``)
-FAMILY_DIMS: dict[str, tuple[str, ...]] = {
-    "gemm": ("b", "m", "n", "k"),
-    "conv2d": ("n", "g", "oc", "ic", "oh", "ow", "kh", "kw"),
-    "mttkrp": ("i", "j", "k", "l"),
-    "ttmc": ("i", "j", "k", "l", "m"),
-}
+FAMILY_DIMS: dict[str, tuple[str, ...]] = {name: f.dims for name, f in FAMILIES.items()}
 #: the dims each family accumulates over (the output does not depend on them)
-FAMILY_REDUCTION: dict[str, tuple[str, ...]] = {
-    "gemm": ("k",),
-    "conv2d": ("ic", "kh", "kw"),
-    "mttkrp": ("k", "l"),
-    "ttmc": ("l", "m"),
-}
+FAMILY_REDUCTION: dict[str, tuple[str, ...]] = {name: f.reduction for name, f in FAMILIES.items()}
 
 
 def lower(kernel: Kernel, family: str) -> Kernel | None:

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from lego_build.flow.atomic import read_json, write_json
-from lego_build.flow.schema import LegoConfig
+from lego_build.analysis.from_config import workload_from_config
+from lego_build.analysis.reuse import reuse_table
+from lego_build.config.schema import LegoConfig
+from lego_build.ir.artifacts import Analysis
 from lego_build.ir.serialize import from_jsonable, to_jsonable
 from lego_build.ir.workload import Kernel, Layer, Workload
-
-from .reuse import reuse_table
-from .workloads import workload_from_config
+from lego_build.runtime.artifacts import read_artifact, write_artifact
 
 SCHEMA = Path(__file__).with_name("analysis.schema.json")
 
@@ -73,14 +73,14 @@ def analysis_document(workload: Workload) -> dict:
 
 def load_layers(design_dir: Path) -> list[tuple[dict, Kernel | None]]:
     """``(entry, kernel)`` per layer of ``analysis.json``; the kernel is rebuilt from its IR."""
-    doc = read_json(design_dir / "analysis.json")
-    return [(e, from_jsonable(Kernel, e["ir"]) if e["unit"] == "array" else None) for e in doc["layers"]]
+    doc = read_artifact(design_dir, "analysis.json")
+    return [(e, from_jsonable(Kernel, e["ir"]) if e["unit"] == "array" else None) for e in doc.layers]
 
 
 def run(cfg: LegoConfig, design_dir: Path) -> None:
     workload = workload_from_config(cfg.workload)
     doc = analysis_document(workload)
-    write_json(design_dir / "analysis.json", doc)
+    write_artifact(design_dir, "analysis.json", Analysis(**doc))
     totals = doc["totals"]
     unmapped = f", {len(doc['unmapped'])} unmapped ops" if doc["unmapped"] else ""
     print(f"analyze: {workload.name}: {len(workload.layers)} layers, {totals['array_layers']} on the array, "

@@ -3,8 +3,8 @@
 Rules: each input-tensor data node becomes a buffer-bank read (``L=1``) addressed
 by the tensor's address generator; every FU gets one *pin* per input tensor fed
 by its parent in the tensor's forest or by its read port; the FU opens into a
-multiplier (``L=1``) of its two (MAC) or three (MTTKRP, TTMc) operands, a BitFusion
-BitBrick array when ``arch.fu=bitfusion`` (node attribute ``fu``). Output links are
+multiplier (``L=1``) of its two (MAC) or three (MTTKRP, TTMc) operands, of the FU kind
+``arch.fu`` (:data:`lego_build.backend.fus.FUS`, node attribute :class:`MulSpec`). Output links are
 spatial reductions: an FU whose partial sums arrive from other FUs adds them to its
 product in an adder (``L=1``). At each output data node (a reduction sink) an
 accumulator (``L=1``), reset by the controller's ``first`` signal, sums over the
@@ -28,18 +28,15 @@ from __future__ import annotations
 
 from math import ceil, log2
 
-from lego_build.flow.stages import StageError
+from lego_build.backend.fus import FUS
+from lego_build.errors import StageError
 from lego_build.ir.adg import ADG
-from lego_build.ir.dag import DAG, BufferSpec, Edge, Node
-
+from lego_build.ir.dag import DAG, BufferSpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, Node, PortSpec, TensorSpec
 
 #: primitive latencies L_v (pipeline registers inside the primitive)
 LAT_READ, LAT_MUL, LAT_ADD, LAT_ACC = 1, 1, 1, 1
 #: multiplier operand ports, one per input tensor (MAC: two; MTTKRP / TTMc: three)
 MUL_PORTS = ("a", "b", "c")
-#: FU kinds (``arch.fu``): a plain signed multiplier, or BitFusion's 2-bit BitBrick shift-add
-#: (rtl_templates_free.mk_bitfusion_mul), recorded on the ``mul`` nodes as ``("fu", "bitfusion")``
-FUS = ("mac", "bitfusion")
 
 
 def addr_bits(depth: int) -> int:
@@ -138,20 +135,19 @@ def build_dag(adg: ADG) -> DAG:
     if len(dfs) > 1:
         nodes.append(Node("dfsel", "cfg", 0, select_bits(len(dfs))))
     for net in adg.nets:
-        nodes.append(Node(f"agen_{net.tensor}", "agen", 0, aw, (("tensor", net.tensor),)))
+        nodes.append(Node(f"agen_{net.tensor}", "agen", 0, aw, TensorSpec(net.tensor)))
     for k, _ in enumerate(shifts):
         nodes.append(Node(f"fifodepth{k}", "cfg", 0, fifo_depth_bits(adg.d_t)))
     for net in inputs:
         for lane, s in enumerate(net.ports):
             rd = f"rd_{net.tensor}_{lane}"
-            nodes.append(Node(rd, "read", LAT_READ, net.bits, (("lane", str(lane)), ("tensor", net.tensor))))
+            nodes.append(Node(rd, "read", LAT_READ, net.bits, PortSpec(net.tensor, lane)))
             edges.append(Edge(f"agen_{net.tensor}", "addr", rd, "addr", aw))
         lane_of = {s: lane for lane, s in enumerate(net.ports)}
         for link in (lk for lk in net.links if lk.kind == "delay"):
             name, k = link_name(net.tensor, link), shifts.index(link.shift)
             static = static_depth(adg, link)
-            nodes += [Node(f"fifo_{name}", "fifo", 0, net.bits, (("capacity", str(adg.d_t)), ("shift", str(k)),
-                                                                   ("static_depth", str(static)))),
+            nodes += [Node(f"fifo_{name}", "fifo", 0, net.bits, FifoSpec(adg.d_t, k, static)),
                       Node(f"pick_{name}", "pick", 0, net.bits)]
             edges += [Edge(f"pin_{net.tensor}_{fu_name(link.src)}", "out", f"fifo_{name}", "in", net.bits),
                       Edge(f"fifodepth{k}", "depth", f"fifo_{name}", "depth", fifo_depth_bits(adg.d_t)),
@@ -160,15 +156,15 @@ def build_dag(adg: ADG) -> DAG:
                       Edge("ctrl", f"ok{k}", f"pick_{name}", "sel", 1)]
         for s in adg.fus:
             pin = f"pin_{net.tensor}_{fu_name(s)}"
-            nodes.append(Node(pin, "pin", 0, net.bits, (("tensor", net.tensor),)))
+            nodes.append(Node(pin, "pin", 0, net.bits, TensorSpec(net.tensor)))
             sources = [_operand_source(net, s, df) for df in dfs]
             distinct = list(dict.fromkeys(sources))
             if len(distinct) == 1:
                 edges.append(Edge(*distinct[0], pin, "in", net.bits))
                 continue
             mux = f"mux_{net.tensor}_{fu_name(s)}"
-            select = ",".join(f"{df}:{distinct.index(src)}" for df, src in zip(dfs, sources))
-            nodes.append(Node(mux, "mux", 0, net.bits, (("select", select),)))
+            select = tuple((df, distinct.index(src)) for df, src in zip(dfs, sources))
+            nodes.append(Node(mux, "mux", 0, net.bits, MuxSpec(select)))
             edges += [Edge(*src, mux, f"i{k}", net.bits) for k, src in enumerate(distinct)]
             edges += [Edge("dfsel", "sel", mux, "sel", select_bits(len(dfs))), Edge(mux, "out", pin, "in", net.bits)]
     operand_ports = MUL_PORTS[:len(inputs)]
@@ -182,7 +178,7 @@ def build_dag(adg: ADG) -> DAG:
     for s in adg.fus:
         f = fu_name(s)
         # widths start conservative (accumulator wide); the bitwidth pass narrows them
-        nodes.append(Node(f"mul_{f}", "mul", LAT_MUL, adg.acc_bits, (("fu", adg.fu),) if adg.fu != "mac" else ()))
+        nodes.append(Node(f"mul_{f}", "mul", LAT_MUL, adg.acc_bits, MulSpec(adg.fu)))
         edges += [Edge(f"pin_{net.tensor}_{f}", "out", f"mul_{f}", port, net.bits)
                   for port, net in zip(operand_ports, inputs)]
         partial[s] = (f"mul_{f}", "p")
@@ -196,7 +192,7 @@ def build_dag(adg: ADG) -> DAG:
                 users = used_by[(child, s)]
                 if set(users) != set(dfs):  # only some dataflows add this child's partial sum
                     gate = f"gate_{fu_name(child)}_{f}"
-                    nodes.append(Node(gate, "gate", 0, adg.acc_bits, (("dataflows", ",".join(users)),)))
+                    nodes.append(Node(gate, "gate", 0, adg.acc_bits, GateSpec(tuple(users))))
                     edges += [Edge(src, port, gate, "in", adg.acc_bits),
                               Edge("dfsel", "sel", gate, "sel", select_bits(len(dfs)))]
                     src, port = gate, "out"
@@ -213,7 +209,7 @@ def build_dag(adg: ADG) -> DAG:
     port_users = dict(zip(output.ports, output.port_dataflows)) if output.port_dataflows else {}
     for lane, s in enumerate(output.ports):
         wr = f"wr_{output.tensor}_{lane}"
-        nodes.append(Node(wr, "write", 0, output.bits, (("lane", str(lane)), ("tensor", output.tensor))))
+        nodes.append(Node(wr, "write", 0, output.bits, PortSpec(output.tensor, lane)))
         edges += [
             Edge(f"acc_{fu_name(s)}", "y", wr, "data", adg.acc_bits),
             Edge(f"agen_{output.tensor}", "addr", wr, "addr", aw),
@@ -221,7 +217,7 @@ def build_dag(adg: ADG) -> DAG:
         users = port_users.get(s, dfs)
         if set(users) != set(dfs):  # this sink writes only in some dataflows
             gate = f"wgate_{output.tensor}_{lane}"
-            nodes.append(Node(gate, "gate", 0, 1, (("dataflows", ",".join(users)),)))
+            nodes.append(Node(gate, "gate", 0, 1, GateSpec(tuple(users))))
             edges += [Edge("ctrl", "commit", gate, "in", 1), Edge("dfsel", "sel", gate, "sel", select_bits(len(dfs))),
                       Edge(gate, "out", wr, "we", 1)]
         else:

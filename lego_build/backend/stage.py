@@ -10,17 +10,16 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from lego_build.flow.atomic import read_json, write_json
-from lego_build.flow.schema import LegoConfig
+from lego_build.backend.codegen import build_dag
+from lego_build.backend.passes import check_order, pipeline
+from lego_build.backend.stats import dag_stats
+from lego_build.config.schema import LegoConfig, OptimizerConf
 from lego_build.ir.adg import ADG
-from lego_build.ir.serialize import from_jsonable, to_jsonable
-
-from .codegen import build_dag
-from .passes import check_order, pipeline
-from .stats import dag_stats
+from lego_build.ir.artifacts import Passes
+from lego_build.runtime.artifacts import read_artifact, write_artifact
 
 
-def optimize(adg: ADG, optimizer) -> tuple:
+def optimize(adg: ADG, optimizer: OptimizerConf) -> tuple:
     dag = build_dag(adg)
     passes = pipeline(tuple(optimizer.passes))
     check_order(passes)
@@ -36,11 +35,11 @@ def optimize(adg: ADG, optimizer) -> tuple:
 
 
 def run(cfg: LegoConfig, design_dir: Path) -> None:
-    adg = from_jsonable(ADG, read_json(design_dir / "adg.json"))
+    adg = read_artifact(design_dir, "adg.json")
     dag, log, seconds = optimize(adg, cfg.optimizer)
-    write_json(design_dir / "dag.json", to_jsonable(dag))
-    write_json(design_dir / "passes.json", {"optimizer": cfg.optimizer.name, "pipeline": list(cfg.optimizer.passes),
-                                            "delay_matching": cfg.optimizer.delay_matching, "passes": log})
+    write_artifact(design_dir, "dag.json", dag)
+    write_artifact(design_dir, "passes.json", Passes(optimizer=cfg.optimizer.name, pipeline=tuple(cfg.optimizer.passes),
+                                                     delay_matching=cfg.optimizer.delay_matching, passes=tuple(log)))
     timing = ", ".join(f"{k} {v:.2f}s" for k, v in seconds.items())
     print(f"optimize: {len(dag.nodes)} primitives, {dag.register_bits()} register bits, "
           f"latency {dag.latency} cycles ({timing})")

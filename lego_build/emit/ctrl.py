@@ -16,7 +16,7 @@ from functools import reduce
 
 from veriloggen import Ands, If, Int, Module, Mux, Posedge
 
-from .host import HostMap, clog2
+from lego_build.emit.host import HostMap, clog2
 
 
 def mk_ctrl(hm: HostMap) -> Module:

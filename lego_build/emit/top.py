@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from veriloggen import If, Int, Module, Mux, Posedge, StubModule
 
-from lego_build.ir.dag import DAG, Edge
-
-from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_bitfusion_mul, mk_fifo, mk_mac, mk_mul, mk_ppu
-
-from .ctrl import mk_ctrl
-from .host import HostMap, host_map
+from lego_build.backend.fus import FUS
+from lego_build.emit.ctrl import mk_ctrl
+from lego_build.emit.host import HostMap, host_map
+from lego_build.ir.dag import DAG, DelaySpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, PortSpec
+from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_fifo, mk_mac, mk_ppu
 
 
 def _edge_name(e: Edge) -> str:
@@ -101,10 +100,9 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
     in_index = {t: i for i, t in enumerate(hm.input_tensors)}
     out_rdata = []
     for n in dag.nodes:
-        attrs = dict(n.attrs)
         if n.kind == "read":
-            buf = dag.buffer(attrs["tensor"])
-            lane = int(attrs["lane"])
+            port = n.spec(PortSpec)
+            buf, lane = dag.buffer(port.tensor), port.lane
             sel = (host_tensor == Int(in_index[buf.tensor], hm.tensor_bits, base=10)) & (
                 host_lane == Int(lane, hm.lane_bits, base=10))
             m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}", ports=[
@@ -114,16 +112,15 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
         elif n.kind == "pin":
             m.Assign(signal[(n.name, "out")](inp[(n.name, "in")]))
         elif n.kind == "delay":
-            enable = tuple(attrs["enable"].split(",")) if attrs.get("enable") else ()
-            last = shift_register(f"r_{n.name}", inp[(n.name, "in")], n.width, n.latency, enable)
+            last = shift_register(f"r_{n.name}", inp[(n.name, "in")], n.width, n.latency, n.spec(DelaySpec).enable)
             m.Assign(signal[(n.name, "out")](last))
         elif n.kind == "mux":  # operand source per dataflow
-            choice = dict(item.split(":") for item in attrs["select"].split(","))
+            select = n.spec(MuxSpec).select
             sel = inp[(n.name, "sel")]
-            inputs = sorted({int(v) for v in choice.values()})
+            inputs = sorted({v for _, v in select})
             expr = inp[(n.name, f"i{inputs[-1]}")]
             for k in reversed(inputs[:-1]):
-                hits = [hm.dataflows.index(df) for df, v in choice.items() if int(v) == k]
+                hits = [hm.dataflows.index(df) for df, v in select if v == k]
                 cond = None
                 for h in hits:
                     term = sel == Int(h, hm.df_bits, base=10)
@@ -131,7 +128,7 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
                 expr = Mux(cond, inp[(n.name, f"i{k}")], expr)
             m.Assign(signal[(n.name, "out")](expr))
         elif n.kind == "fifo":  # delay link: run-time depth from the controller
-            capacity = int(attrs["capacity"])
+            capacity = n.spec(FifoSpec).capacity
             depth = [("depth", inp[(n.name, "depth")])] if capacity > 1 else []
             m.Instance(use(mk_fifo(n.width, capacity, hm.fifo_depth_bits)), f"u_{n.name}", ports=[
                 ("clk", clk), *depth, ("d", inp[(n.name, "in")]), ("q", signal[(n.name, "out")])])
@@ -140,15 +137,15 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
         elif n.kind == "gate":  # passes its input only in the listed dataflows, else zero
             sel = inp[(n.name, "sel")]
             cond = None
-            for df in attrs["dataflows"].split(","):
+            for df in n.spec(GateSpec).dataflows:
                 term = sel == Int(hm.dataflows.index(df), hm.df_bits, base=10)
                 cond = term if cond is None else (cond | term)
             m.Assign(signal[(n.name, "out")](Mux(cond, inp[(n.name, "in")], Int(0, n.width, base=10))))
         elif n.kind == "mul":
             ports = [p for p in ("a", "b", "c") if (n.name, p) in inp]
             c_bits = _width_of(dag, n.name, "c") if "c" in ports else 0
-            make = mk_bitfusion_mul if attrs.get("fu") == "bitfusion" else mk_mul
-            mod = make(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width, c_bits)
+            fu = FUS.get(n.spec(MulSpec).fu)
+            mod = fu.make_mul(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width, c_bits)
             m.Instance(use(mod), f"u_{n.name}", ports=[("clk", clk)] + [(p, inp[(n.name, p)]) for p in ports]
                        + [("p", signal[(n.name, "p")])])
         elif n.kind == "add":
@@ -167,8 +164,8 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
                 ("clk", clk), ("first", inp[(n.name, "first")]), ("p", inp[(n.name, "p")]),
                 ("y", signal[(n.name, "y")])])
         elif n.kind == "write":
-            buf = dag.buffer(attrs["tensor"])
-            lane = int(attrs["lane"])
+            port = n.spec(PortSpec)
+            buf, lane = dag.buffer(port.tensor), port.lane
             rdata = m.Wire(f"{n.name}_rdata", buf.bits)
             out_rdata.append((lane, rdata))
             m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}", ports=[

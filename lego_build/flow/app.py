@@ -30,10 +30,11 @@ import sys
 import time
 from pathlib import Path
 
-from .config import CONF_DIR, _register, compose, design_id
-from .schema import ConfigError
-from .stages import STAGES
-from .sweep import SWEEPS, is_hydra, job_key, record_job, sweep_name, write_summary
+from lego_build.config.compose import CONF_DIR, _register, design_id, searchpath_overrides
+from lego_build.errors import ConfigError
+from lego_build.flow.stages import STAGES
+from lego_build.flow.sweep import SWEEPS, is_hydra, job_key, record_job, sweep_name, write_summary
+from lego_build.flow.validate import compose
 
 DODO = CONF_DIR.parent / "dodo.py"
 TASKS = ("build", *(stage.name for stage in STAGES))
@@ -185,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     sweep_dir = dirs["hydra.sweep.dir"]
     # absolute, so a launcher whose workers run elsewhere (Ray) still writes into the project
     overrides = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") not in dirs]
-    extra = [f"{key}={value}" for key, value in dirs.items()]
+    extra = [f"{key}={value}" for key, value in dirs.items()] + searchpath_overrides()
     extra += [f"+hydra.job.env_set.{_SWEEP_ENV}={sweep_dir}",
               f"+hydra.job.env_set.{_PROJECT_ENV}={project}", f"+hydra.job.env_set.{_TASK_ENV}={task}",
               f"+hydra.job.env_set.{_START_ENV}={time.time() - 1:.0f}"]
@@ -210,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _statuses(sweep_dir: Path) -> list[str]:
-    from .sweep import rows
+    from lego_build.flow.sweep import rows
 
     return [r["status"] for r in rows(sweep_dir)]
 

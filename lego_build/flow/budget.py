@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from lego_build.errors import BudgetError
 from lego_build.ir.testdata import GOLDEN_CHUNK
 
 #: map-stage seconds per distinct layer and dataflow, and per offered tile extent (dim x level)
@@ -44,10 +45,6 @@ COMPILE_S_PER_FU = 0.1
 SIM_FU_CYCLES_PER_S = 3e7
 #: tile kinds a simulation runs at most (conv, depthwise, pointwise, matmul, edge)
 TILE_KINDS = 5
-
-
-class BudgetError(ValueError):
-    """A build whose estimated memory or time exceeds the limits; the message is one line."""
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ killed while saving leaves a corrupted DB and every later ``doit`` stops with a
 traceback. This backend (registered as the ``doit.BACKEND`` entry point
 ``lego_json``; ``dodo.py`` selects it):
 
-* saves through :func:`lego_build.flow.atomic.write_text` (temp file + rename);
-* does not save after a rolled-back run (:mod:`lego_build.flow.journal`), so a
+* saves through :func:`lego_build.runtime.atomic.write_text` (temp file + rename);
+* does not save after a rolled-back run (:mod:`lego_build.runtime.journal`), so a
   build stopped by bad input leaves the DB byte-identical;
 * reads an unreadable DB (damaged outside lego_build) as empty, with a one-line
   note: every stage then re-runs, which is always correct because stages are
@@ -19,8 +19,8 @@ from pathlib import Path
 
 from doit.dependency import JsonDB
 
-from . import journal
-from .atomic import write_text
+from lego_build.runtime import journal
+from lego_build.runtime.atomic import write_text
 
 
 class AtomicJsonDB(JsonDB):

@@ -3,7 +3,7 @@
 ``dodo.py`` turns this table into doit tasks; tests and notebooks call
 :func:`run_stage` directly. Paths are relative to the design directory
 ``out/<design-id>/``. A stage function is ``fn(cfg: LegoConfig, design_dir: Path) -> None``
-and writes its outputs atomically (:mod:`lego_build.flow.atomic`).
+and writes its outputs atomically (:mod:`lego_build.runtime.atomic`).
 """
 from __future__ import annotations
 
@@ -11,15 +11,7 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .schema import GROUPS, LegoConfig
-
-
-class StageError(RuntimeError):
-    """A stage cannot proceed on this design; the message is one line and says what to change."""
-
-
-class InputError(StageError):
-    """The configuration is valid but unusable for this workload (e.g. no tile fits a buffer): exit 2."""
+from lego_build.config.schema import GROUPS, LegoConfig
 
 
 @dataclass(frozen=True)
@@ -32,11 +24,17 @@ class Stage:
     config_files: tuple[str, ...] = ()  # config keys naming files it reads (e.g. a model file)
 
 
+#: the resolved config of the last stage run, beside the artifacts it made (every stage writes it;
+#: the report, which reads every group, declares it)
+CONFIG_FILE = "config.yaml"
+
 STAGES: tuple[Stage, ...] = (
     Stage("analyze", ("workload",), (), ("analysis.json",), "lego_build.analysis.stage:run", ("workload.path",)),
-    Stage("map", ("arch", "mapper"), ("analysis.json",), ("mapping.json",), "lego_build.mapping.stage:run"),
     Stage("graph", ("arch",), ("analysis.json",), ("adg.json", "adg.dot"), "lego_build.frontend.stage:run"),
     Stage("optimize", ("optimizer",), ("adg.json",), ("dag.json", "passes.json"), "lego_build.backend.stage:run"),
+    # the mapper costs the generated hardware: its links and ports (adg.json), its pipeline (dag.json)
+    Stage("map", ("arch", "mapper"), ("analysis.json", "adg.json", "dag.json"), ("mapping.json",),
+          "lego_build.mapping.stage:run"),
     Stage(
         "emit",
         ("target",),
@@ -55,7 +53,7 @@ STAGES: tuple[Stage, ...] = (
         "report",
         GROUPS,
         ("analysis.json", "mapping.json", "adg.json", "passes.json", "sim/result.json"),
-        ("report.md", "summary.json", "report.html"),
+        ("report.md", "summary.json", "report.html", CONFIG_FILE),
         "lego_build.report.stage:run",
     ),
 )
@@ -74,12 +72,29 @@ def config_file_deps(stage: Stage, cfg: LegoConfig) -> list[str]:
 
 
 def run_stage(name: str, cfg: LegoConfig, design_dir: Path) -> None:
-    """Run one stage on ``design_dir`` (created if needed)."""
+    """Run one stage on ``design_dir`` (created if needed): check that its typed inputs are there
+    and readable (:func:`lego_build.runtime.artifacts.read_artifact`: format version and keys),
+    run it, check the same of every output it declares, and write the resolved config beside
+    them (``config.yaml``; journaled like every artifact)."""
+    from omegaconf import OmegaConf
+
+    from lego_build.errors import StageError
+    from lego_build.ir.artifacts import ARTIFACTS
+    from lego_build.runtime.artifacts import read_artifact
+    from lego_build.runtime.atomic import write_text
+
     stage = STAGE_BY_NAME[name]
     module, func = stage.func.split(":")
     design_dir = Path(design_dir)
     design_dir.mkdir(parents=True, exist_ok=True)
+    for path in stage.inputs:
+        if not (design_dir / path).is_file():
+            raise StageError(f"{design_dir / path}: missing; run the stages before {name} (doit {name} runs them)")
     getattr(importlib.import_module(module), func)(cfg, design_dir)
+    for path in stage.outputs:
+        if path in ARTIFACTS and (design_dir / path).is_file():
+            read_artifact(design_dir, path)
+    write_text(design_dir / CONFIG_FILE, OmegaConf.to_yaml(OmegaConf.structured(cfg)))
 
 
 def run_all(cfg: LegoConfig, design_dir: Path) -> None:

@@ -13,7 +13,7 @@ import io
 import json
 from pathlib import Path
 
-from .atomic import write_json, write_text
+from lego_build.runtime.atomic import write_json, write_text
 
 COLUMNS = ("design", "arch", "workload", "mapper", "optimizer", "target", "status", "energy_pj", "cycles",
            "utilization", "macs", "layers_mapped", "layers_unmappable", "register_bits", "cells", "transistors",

@@ -11,15 +11,61 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .schema import ConfigError, LegoConfig
+from lego_build.config.schema import LegoConfig
+from lego_build.errors import ConfigError
+
+
+def check_names(cfg: LegoConfig) -> None:
+    """Names a group gives that only the stages' registries know (built-ins and plugins,
+    :mod:`lego_build.runtime.registry`): the FU kind and the widths it supports, a model
+    file's format, the mapper's search, the back-end passes (known, with delay matching, in an
+    order that meets every pass's requirements) and the LP solver."""
+    from lego_build.analysis.importers import IMPORTERS
+    from lego_build.backend.fus import FUS
+    from lego_build.backend.passes import ORDER, PASSES, check_order, pipeline
+    from lego_build.backend.solver import SOLVERS
+    from lego_build.config.schema import ModelFileWorkload
+    from lego_build.mapping.searches import SEARCHES
+
+    FUS.check(cfg.arch.fu)
+    if reason := FUS.get(cfg.arch.fu).check(cfg.arch.operand_bits):
+        raise ConfigError(f"arch.operand_bits={cfg.arch.operand_bits}: {reason}")
+    if isinstance(cfg.workload, ModelFileWorkload):
+        IMPORTERS.check(cfg.workload.kind)
+    SEARCHES.check(cfg.mapper.search)
+    opt = cfg.optimizer
+    unknown = [p for p in opt.passes if p not in PASSES]
+    if unknown:
+        raise ConfigError(f"optimizer.passes: unknown pass {unknown[0]!r}; choose from {', '.join(PASSES.names())}")
+    if "delay_matching" not in opt.passes:
+        raise ConfigError("optimizer.passes: delay_matching is mandatory (the RTL would not meet timing); add it")
+    try:
+        check_order(pipeline(tuple(opt.passes)))
+    except ValueError as exc:
+        raise ConfigError(f"optimizer.passes={list(opt.passes)}: {exc}; list them in the order "
+                          f"{', '.join(ORDER)}") from None
+    SOLVERS.check(opt.solver)
+    if reason := SOLVERS.get(opt.solver).unavailable():
+        raise ConfigError(reason)
+
+
+def compose(overrides=()) -> LegoConfig:
+    """The public composition (:func:`lego_build.compose`): the groups' schemas, then the names
+    only the stages know (:func:`check_names`)."""
+    from lego_build.config.compose import compose as compose_groups
+
+    cfg = compose_groups(overrides)
+    check_names(cfg)
+    return cfg
 
 
 def validate(cfg: LegoConfig):
     """Raise :class:`ConfigError` (one line, names the key) if the groups do not fit together;
     return the workload IR built on the way."""
-    from lego_build.analysis.workloads import workload_from_config
+    from lego_build.analysis.from_config import workload_from_config
     from lego_build.frontend.dataflow import arch_dataflows
 
+    check_names(cfg)
     workload = workload_from_config(cfg.workload)  # parses model files
     if not workload.array_layers:
         path = getattr(cfg.workload, "path", None)
@@ -69,7 +115,7 @@ def _check_data_file(path: str) -> None:
 
 
 def _check_tools(cfg: LegoConfig) -> None:
-    from lego_build.flow.stages import StageError
+    from lego_build.errors import StageError
     from lego_build.sim.verilator import require_verilator
     from lego_build.sim.yosys import require_yosys
 

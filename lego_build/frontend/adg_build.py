@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from lego_build.frontend.dataflow import arch_dataflows
+from lego_build.frontend.links import candidate_links
+from lego_build.frontend.merge import merge_dataflows
+from lego_build.frontend.mst import spanning_forest
 from lego_build.ir.adg import ADG, TensorNet
 from lego_build.ir.workload import Kernel
-
-from .dataflow import arch_dataflows
-from .links import candidate_links
-from .merge import merge_dataflows
-from .mst import spanning_forest
 
 
 def build_adg(kernel: Kernel, arch) -> ADG:

@@ -20,7 +20,7 @@ import re
 from math import prod
 
 from lego_build.analysis.lowering import FAMILY_DIMS
-from lego_build.flow.schema import ConfigError
+from lego_build.errors import ConfigError
 from lego_build.ir.dataflow import Dataflow
 
 INTERSTELLAR = {

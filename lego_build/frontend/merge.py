@@ -30,9 +30,8 @@ from dataclasses import replace
 
 import networkx as nx
 
+from lego_build.frontend.mst import MEM, link_cost, port_cost, spanning_forest
 from lego_build.ir.adg import Coord, Link
-
-from .mst import MEM, link_cost, port_cost, spanning_forest
 
 DataflowCandidates = tuple[str, tuple[Link, ...]]  # (dataflow name, its candidate links)
 

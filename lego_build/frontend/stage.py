@@ -5,13 +5,12 @@ from pathlib import Path
 
 from lego_build.analysis.lowering import reference_kernel
 from lego_build.analysis.stage import load_layers
-from lego_build.flow.atomic import write_json, write_text
-from lego_build.flow.schema import LegoConfig
-from lego_build.flow.stages import StageError
-from lego_build.ir.serialize import to_jsonable
-
-from .adg_build import build_adg
-from .dot import adg_to_dot
+from lego_build.config.schema import LegoConfig
+from lego_build.errors import StageError
+from lego_build.frontend.adg_build import build_adg
+from lego_build.frontend.dot import adg_to_dot
+from lego_build.runtime.artifacts import write_artifact
+from lego_build.runtime.atomic import write_text
 
 
 def run(cfg: LegoConfig, design_dir: Path) -> None:
@@ -20,7 +19,7 @@ def run(cfg: LegoConfig, design_dir: Path) -> None:
         raise StageError(f"no layer of this workload runs on arch.family={cfg.arch.family}; choose an arch of "
                          "the workload's family (e.g. arch=systolic for GEMMs, arch=eyeriss for convs)")
     adg = build_adg(kernel, cfg.arch)
-    write_json(design_dir / "adg.json", to_jsonable(adg))
+    write_artifact(design_dir, "adg.json", adg)
     write_text(design_dir / "adg.dot", adg_to_dot(adg))
     summary = ", ".join(f"{n.tensor}: {len(n.links)} links, {len(n.ports)} ports" for n in adg.nets)
     print(f"graph: {adg.shape[0]}x{adg.shape[1]} {adg.fu} array for {kernel.name}; {summary}")

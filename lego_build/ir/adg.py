@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .dataflow import Coord, Dataflow
+from lego_build.ir.dataflow import Coord, Dataflow
 
 
 @dataclass(frozen=True, slots=True)

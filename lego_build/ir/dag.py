@@ -8,12 +8,140 @@ matching, ``delay = E_{u,v}``: registers inserted on that wire. ``schedule`` hol
 ``D_v``, the cycle (relative to the controller's time step) at which node ``v``
 consumes its inputs. ``anchors`` pin relative times that the control flow fixes
 (eq. 3.6: FU ``s`` runs ``s·c`` cycles after FU 0).
+
+A node's ``attrs`` is the typed record of its kind (:data:`SPEC_OF_KIND`): which bank
+port a read or write is, a FIFO's size and group, a multiplexer's input per dataflow,
+the dataflows a gate passes or a delay block is clocked in, a multiplier's FU kind.
+``dag.json`` keeps them as ``[key, string]`` pairs, the form that file has always had:
+:meth:`Node.__jsonable__` and :meth:`Node.__from_jsonable__` convert at the JSON boundary
+(:mod:`lego_build.ir.serialize` calls them).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any, Mapping, TypeVar
 
-Attr = tuple[tuple[str, str], ...]
+#: the FU kind of a multiplier whose ``dag.json`` entry names none (``arch.fu`` default)
+DEFAULT_FU = "mac"
+
+Pairs = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TensorSpec:
+    """An address generator's or an operand pin's tensor."""
+
+    tensor: str
+
+    def pairs(self) -> Pairs:
+        return (("tensor", self.tensor),)
+
+    @classmethod
+    def from_pairs(cls, d: Mapping[str, str]) -> TensorSpec:
+        return cls(d["tensor"])
+
+
+@dataclass(frozen=True, slots=True)
+class PortSpec:
+    """A buffer read or write: lane ``lane`` of ``tensor``'s banks."""
+
+    tensor: str
+    lane: int
+
+    def pairs(self) -> Pairs:
+        return (("lane", str(self.lane)), ("tensor", self.tensor))
+
+    @classmethod
+    def from_pairs(cls, d: Mapping[str, str]) -> PortSpec:
+        return cls(d["tensor"], int(d["lane"]))
+
+
+@dataclass(frozen=True, slots=True)
+class FifoSpec:
+    """A delay link's FIFO: ``capacity`` words, iteration-shift group ``shift`` (an index of
+    ``DAG.shifts``), and ``static_depth``, the one depth it can run at (0: the host sets it per layer)."""
+
+    capacity: int
+    shift: int
+    static_depth: int
+
+    def pairs(self) -> Pairs:
+        return (("capacity", str(self.capacity)), ("shift", str(self.shift)),
+                ("static_depth", str(self.static_depth)))
+
+    @classmethod
+    def from_pairs(cls, d: Mapping[str, str]) -> FifoSpec:
+        return cls(int(d["capacity"]), int(d["shift"]), int(d["static_depth"]))
+
+
+@dataclass(frozen=True, slots=True)
+class MuxSpec:
+    """A dataflow multiplexer: ``select`` gives, per dataflow (in the design's order), the input ``i<k>`` it passes."""
+
+    select: tuple[tuple[str, int], ...]
+
+    def input_of(self, dataflow: str) -> int:
+        return dict(self.select)[dataflow]
+
+    def pairs(self) -> Pairs:
+        return (("select", ",".join(f"{df}:{k}" for df, k in self.select)),)
+
+    @classmethod
+    def from_pairs(cls, d: Mapping[str, str]) -> MuxSpec:
+        items = (item.split(":") for item in d["select"].split(","))
+        return cls(tuple((df, int(k)) for df, k in items))
+
+
+@dataclass(frozen=True, slots=True)
+class GateSpec:
+    """A gate: passes its input in ``dataflows``, zero in the others."""
+
+    dataflows: tuple[str, ...]
+
+    def pairs(self) -> Pairs:
+        return (("dataflows", ",".join(self.dataflows)),)
+
+    @classmethod
+    def from_pairs(cls, d: Mapping[str, str]) -> GateSpec:
+        return cls(tuple(d["dataflows"].split(",")))
+
+
+@dataclass(frozen=True, slots=True)
+class DelaySpec:
+    """A delay block: clocked only in the dataflows ``enable`` (empty: always)."""
+
+    enable: tuple[str, ...] = ()
+
+    def pairs(self) -> Pairs:
+        return (("enable", ",".join(self.enable)),)
+
+    @classmethod
+    def from_pairs(cls, d: Mapping[str, str]) -> DelaySpec:
+        return cls(tuple(d["enable"].split(",")))
+
+
+@dataclass(frozen=True, slots=True)
+class MulSpec:
+    """A multiplier of FU kind ``fu`` (a name of ``lego_build.backend.fus.FUS``)."""
+
+    fu: str = DEFAULT_FU
+
+    def pairs(self) -> Pairs:
+        return (("fu", self.fu),)
+
+    @classmethod
+    def from_pairs(cls, d: Mapping[str, str]) -> MulSpec:
+        return cls(d["fu"])
+
+
+NodeAttrs = TensorSpec | PortSpec | FifoSpec | MuxSpec | GateSpec | DelaySpec | MulSpec
+S = TypeVar("S", TensorSpec, PortSpec, FifoSpec, MuxSpec, GateSpec, DelaySpec, MulSpec)
+#: the attribute record of each node kind that has one (a broadcast tap's ``pin`` has none)
+SPEC_OF_KIND: dict[str, type] = {"agen": TensorSpec, "pin": TensorSpec, "read": PortSpec, "write": PortSpec,
+                                 "fifo": FifoSpec, "mux": MuxSpec, "gate": GateSpec, "delay": DelaySpec,
+                                 "mul": MulSpec}
+#: records ``dag.json`` leaves implicit (written as no pairs): an always-clocked delay block, a default-FU multiplier
+IMPLICIT: dict[str, NodeAttrs] = {"delay": DelaySpec(), "mul": MulSpec()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,10 +150,30 @@ class Node:
     kind: str
     latency: int
     width: int
-    attrs: Attr = ()
+    attrs: NodeAttrs | None = None
 
-    def attr(self, key: str) -> str:
-        return dict(self.attrs)[key]
+    def spec(self, cls: type[S]) -> S:
+        """The node's attributes, which must be a ``cls``."""
+        if not isinstance(self.attrs, cls):
+            raise TypeError(f"DAG node {self.name} ({self.kind}) carries {self.attrs!r}, not a {cls.__name__}")
+        return self.attrs
+
+    def __jsonable__(self) -> dict[str, Any]:
+        """The node in ``dag.json``: its attributes as ``[key, string]`` pairs (none for :data:`IMPLICIT` ones)."""
+        attrs = self.attrs
+        pairs = [] if attrs is None or attrs == IMPLICIT.get(self.kind) else [list(p) for p in attrs.pairs()]
+        return {"name": self.name, "kind": self.kind, "latency": self.latency, "width": self.width, "attrs": pairs}
+
+    @classmethod
+    def __from_jsonable__(cls, data: Mapping[str, Any]) -> Node:
+        kind, pairs = data["kind"], data["attrs"]
+        if not pairs:
+            attrs = IMPLICIT.get(kind)
+        elif kind in SPEC_OF_KIND:
+            attrs = SPEC_OF_KIND[kind].from_pairs(dict(pairs))
+        else:
+            raise ValueError(f"dag.json: {kind} node {data['name']} carries attributes {pairs}; this kind has none")
+        return cls(data["name"], kind, data["latency"], data["width"], attrs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +254,10 @@ class DAG:
         caps = [0] * len(self.shifts)
         for n in self.nodes:
             if n.kind == "fifo":
-                k = int(n.attr("shift"))
-                caps[k] = max(caps[k], int(n.attr("capacity")))
+                fifo = n.spec(FifoSpec)
+                caps[fifo.shift] = max(caps[fifo.shift], fifo.capacity)
         return tuple(caps)
 
     def buffer(self, tensor: str) -> BufferSpec:
         return next(b for b in self.buffers if b.tensor == tensor)
+

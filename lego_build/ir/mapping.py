@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
+from typing import Callable
 
-from .workload import Kernel
+from lego_build.ir.workload import Kernel
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,3 +93,44 @@ class Schedule:
             "tiles": {d: list(ps) for d, ps in self.tiles},
             "orders": [list(o) for o in self.orders],
         }
+
+
+def tiled_loops(kernel: Kernel, spatial: tuple[tuple[str, int], ...]) -> dict[str, Loop]:
+    """One temporal loop per dim: a dim unrolled on the array is tiled by its extent there
+    (``ceil(bound / extent)`` trips, a padded edge tile), every other dim runs whole."""
+    extents: dict[str, int] = {}
+    for dim, extent in spatial:
+        extents[dim] = extents.get(dim, 1) * extent
+    loops = {}
+    for dim in kernel.dims:
+        extent = extents.get(dim.name, 1)
+        loops[dim.name] = Loop(dim.name, -(-dim.bound // extent), extent)
+    return loops
+
+
+# ------------------------------------------------------------------ the mapper's closed vocabularies
+def _edp(energy_pj: float, cycles: float) -> float:
+    return energy_pj * cycles
+
+
+#: ``mapper.objective``: what a search minimises, from a schedule's energy (pJ) and cycles
+OBJECTIVES: dict[str, Callable[[float, float], float]] = {
+    "energy": lambda energy_pj, cycles: energy_pj,
+    "latency": lambda energy_pj, cycles: float(cycles),
+    "edp": _edp,
+}
+
+#: ``mapper.mapspace`` (seed 002 §3): the level kinds that may carry a partial last tile
+#: (a remainder ``R < P``): ``pfm`` none (perfect factors), ``ruby-s`` the spatial levels,
+#: ``ruby-t`` the temporal ones, ``ruby`` both
+MAPSPACES: dict[str, frozenset[str]] = {
+    "pfm": frozenset(),
+    "ruby": frozenset({"spatial", "temporal"}),
+    "ruby-s": frozenset({"spatial"}),
+    "ruby-t": frozenset({"temporal"}),
+}
+
+
+def score(objective: str, energy_pj: float, cycles: float) -> float:
+    """The value of ``objective`` (a key of :data:`OBJECTIVES`) for a schedule."""
+    return OBJECTIVES[objective](energy_pj, cycles)

@@ -1,4 +1,9 @@
-"""JSON round trip for the frozen-dataclass IR (tuples become lists and back)."""
+"""JSON round trip for the frozen-dataclass IR (tuples become lists and back).
+
+A type may own its JSON form: ``obj.__jsonable__()`` writes it and the classmethod
+``cls.__from_jsonable__(data)`` reads it back (a DAG node keeps its typed attributes
+as the ``[key, string]`` pairs of ``dag.json``, :class:`lego_build.ir.dag.Node`).
+"""
 from __future__ import annotations
 
 import dataclasses
@@ -10,6 +15,8 @@ T = TypeVar("T")
 
 
 def to_jsonable(obj: Any) -> Any:
+    if hasattr(type(obj), "__jsonable__"):
+        return obj.__jsonable__()
     if dataclasses.is_dataclass(obj):
         return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, (tuple, list)):
@@ -20,10 +27,13 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def _build(tp: Any, data: Any) -> Any:
+    if isinstance(tp, type) and hasattr(tp, "__from_jsonable__"):
+        return tp.__from_jsonable__(data)
     origin = typing.get_origin(tp)
     if dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp)
-        return tp(**{f.name: _build(hints[f.name], data[f.name]) for f in dataclasses.fields(tp)})
+        # a field left out of the file takes its default (optional fields of artifacts)
+        return tp(**{f.name: _build(hints[f.name], data[f.name]) for f in dataclasses.fields(tp) if f.name in data})
     if origin is tuple:
         args = typing.get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:

@@ -1,15 +1,18 @@
 """Tile extents a mapspace offers for one dim (pure Python, cheap to import)."""
 from __future__ import annotations
 
+from functools import lru_cache
 from math import isqrt
 
 
+@lru_cache(maxsize=None)
 def divisors(n: int) -> tuple[int, ...]:
     """The divisors of ``n`` in increasing order, found in O(sqrt n) steps."""
     small = [d for d in range(1, isqrt(n) + 1) if n % d == 0]
     return tuple(small + [n // d for d in reversed(small) if d * d != n])
 
 
+@lru_cache(maxsize=None)
 def useful(D: int, imperfect: bool) -> tuple[int, ...]:
     """Tile extents worth offering: divisors, plus ``ceil(D / k)`` when remainders are allowed.
 

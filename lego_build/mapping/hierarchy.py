@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from math import log2
 
-from lego_build.flow.stages import StageError
+from lego_build.errors import StageError
 from lego_build.ir.memory import ROLES, Hierarchy, MemLevel
 
 RF_16B_PJ, RF_512B_PJ = 0.03, 0.96

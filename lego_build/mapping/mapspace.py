@@ -1,254 +1,158 @@
-"""Per-dimension tiling mapspaces: perfect factorization (PFM) and Ruby's imperfect ones (seed 002).
-
-One loop bound ``D`` is tiled over a logical hierarchy of levels, listed outer -> inner,
-each ``spatial`` (a parFor; ``bound`` = fanout) or ``temporal`` (a for; ``bound`` = capacity
-of the tile that level's memory holds, ``None`` = unbounded).  Level ``i`` gets a pair
-``(P_i, R_i)``, ``1 <= R_i <= P_i``.
-
-Reading of seed 002 eq. (5), ``L_n = L_{n+1} P_n + R_n - 1`` with ``L_{top+1} = 0`` and
-``D = L_0 + 1`` (paper index n: 0 = innermost).  With ``T_n = L_n + 1`` (total iterations of
-level n over the whole run, remainders included)::
-
-    T_n = (T_{n+1} - 1) * P_n + R_n,   T_{top+1} = 1,   T_0 = D.
-
-So every parent iteration except the *globally last* one runs ``P_n`` iterations of level n
-and the globally last runs ``R_n`` (the remainder applies once, on the final iteration of all
-enclosing loops).  Fig. 5: DRAM (1,1), GLB (17,17), PEs (6,4) -> T = 1, 17, 100.
-``R_n = P_n`` everywhere is eq. (1), ``D = prod P_n`` (PFM).  When ``T_{n+1} = 1`` the only
-parent iteration is the last, ``P_n`` is never executed and is canonicalised to ``R_n``, so
-distinct tilings are distinct loop nests (in particular the top level is always ``P = R``).
-
-Spaces: ``pfm`` (R = P everywhere), ``ruby`` (remainders at every level), ``ruby-s``
-(remainders at spatial levels only), ``ruby-t`` (temporal only).  Every space respects the
-bounds: spatial ``P <= fanout``; temporal ``prod(P_k, k = this level .. innermost) <= capacity``
-(the largest tile the memory holds, spatial factors inside it included).
-
-Table I of seed 002 (rank-1 tensor, 2 memory levels, fanout 9; ``table1_levels``: outer
-temporal, spatial <= 9, inner temporal tile <= 1024), counted as distinct executable tilings:
-
-=========  ===========================  ===========================
-space      this module (D = 3 .. 4096)  paper
-=========  ===========================  ===========================
-PFM        3, 22, 24, 52, 43            3, 22, 24, 52, 43
-Ruby-S     4, 42, 57, 119, 93           7, 50, 61, 117, 83
-Ruby-T     5, 146, 228, 2297, 2903      7, 157, 247, 2392, 10040
-Ruby       6, 232, 366, 3711, 7716      11, 414, 690, 5713, 30612
-=========  ===========================  ===========================
-
-The PFM row is reproduced exactly. The Ruby rows are not: the paper does not give its
-enumeration rules, and its counts are larger than the number of distinct tilings even
-at D = 3, where only 6 distinct Ruby tilings exist within the bounds (the paper's counts
-appear to include factors that never execute, such as a remainder below a level whose
-parent runs once). This module counts each executable loop nest once.
-"""
+"""The mapspace of one layer on one memory hierarchy: what the hardware fixes (:class:`Rules`)
+and the choices left (:class:`Mapspace`: spatial unrollings, per-level tile factors whose
+chains stay in the PFM / Ruby space, loop orders), which the searches of
+:mod:`lego_build.mapping.searches` walk (seed 002 §3, seed 000 §3)."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Iterable, Iterator, Union
+from itertools import permutations
+from math import ceil, prod
 
-LevelSpec = Union["Level", tuple[str, Union[int, None]]]
-SPACES = ("pfm", "ruby", "ruby-s", "ruby-t")
-KINDS = ("spatial", "temporal")
-
-# Seed 002 Table I as printed (dimension sizes 3, 64, 100, 1000, 4096).
-TABLE1_SIZES = (3, 64, 100, 1000, 4096)
-TABLE1_PAPER = MappingProxyType({
-    "pfm": (3, 22, 24, 52, 43),
-    "ruby-s": (7, 50, 61, 117, 83),
-    "ruby-t": (7, 157, 247, 2392, 10040),
-    "ruby": (11, 414, 690, 5713, 30612),
-})
+from lego_build.ir.mapping import Schedule
+from lego_build.ir.workload import Dim, Kernel
+from lego_build.mapping.factors import useful
+from lego_build.mapping.model import Model, dim_tiling
+from lego_build.mapping.rtml import order_trie
+from lego_build.mapping.tiling import imperfect_allowed
 
 
-@dataclass(frozen=True, slots=True)
-class Level:
-    """One logical level: ``spatial`` (bound = fanout) or ``temporal`` (bound = tile capacity)."""
+@dataclass(frozen=True)
+class Rules:
+    """What the hardware fixes: spatial unrolling, per-level orders, innermost dims."""
 
-    kind: str
-    bound: int | None = None
-
-    def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"level kind must be one of {KINDS}, got {self.kind!r}")
-        if self.bound is not None and self.bound < 1:
-            raise ValueError(f"level bound must be >= 1 or None, got {self.bound}")
-
-
-def as_levels(levels: Iterable[LevelSpec]) -> tuple[Level, ...]:
-    """Accept ``Level`` objects or ``(kind, bound)`` pairs, outer -> inner."""
-    out = tuple(lv if isinstance(lv, Level) else Level(*lv) for lv in levels)
-    if not out:
-        raise ValueError("at least one level is needed")
-    return out
+    axes: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # dims allowed per array axis
+    spatial: tuple[tuple[tuple[str, int], ...], ...] | None = None  # a fixed unrolling
+    order: tuple[tuple[int, tuple[str, ...]], ...] = ()  # level -> fixed relative order of its loops
+    innermost: tuple[tuple[int, frozenset], ...] = ()  # level -> dims that must be innermost there
+    unit: tuple[int, ...] = ()  # levels with no loops of their own (all factors 1)
+    max_spatial: int = 8  # unrolling candidates kept (best utilisation first)
+    required: tuple[str, ...] = ()  # dims the unrolling must include (e.g. row stationary: kh, oh)
 
 
-def imperfect_allowed(space: str, kind: str) -> bool:
-    """May a level of this kind carry a remainder ``R < P`` in ``space``?"""
-    if space not in SPACES:
-        raise ValueError(f"space must be one of {SPACES}, got {space!r}")
-    return space == "ruby" or (space == "ruby-s" and kind == "spatial") or (space == "ruby-t" and kind == "temporal")
+class Mapspace:
+    def __init__(self, model: Model, space: str = "pfm", rules: Rules = Rules()):
+        self.m, self.space, self.rules = model, space, rules
+        self.h = model.h
+        self.n_levels = len(self.h.levels)
+        self.dims = model.dims
+        self.bound = model.bound
+        self.top = self.n_levels - 1
+        # a fixed (hardware) unrolling runs a partial last tile whatever the space: the space governs the rest
+        self.effective = {"pfm": "ruby-s", "ruby-t": "ruby"}.get(space, space) if rules.spatial else space
 
+    # ------------------------------------------------------------------ spatial
+    def spatial_options(self) -> list[tuple[tuple[tuple[str, int], ...], ...]]:
+        if self.rules.spatial is not None:
+            return [self.rules.spatial]
+        imperfect = imperfect_allowed(self.space, "spatial")
+        per_axis = []
+        for axis, size in enumerate((self.h.rows, self.h.cols)):
+            names = [d for d in self.rules.axes[axis] if self.bound.get(d, 1) > 1]
+            opts = [()]
+            for d in names:
+                opts = [o + ((d, f),) for o in opts for f in (1, *useful(self.bound[d], imperfect))
+                        if f <= size and prod(p for _, p in o) * f <= size]
+            per_axis.append([tuple((d, f) for d, f in o if f > 1) for o in opts])
+        combos = self._combos(per_axis, imperfect)
+        ranked = sorted(combos, key=lambda sp: (-combos[sp], sp))[: self.rules.max_spatial]
+        if imperfect:  # the perfect unrollings are in the space too: keep the best of them as well
+            perfect = self._combos(per_axis, False)
+            ranked += [sp for sp in sorted(perfect, key=lambda sp: (-perfect[sp], sp))[: self.rules.max_spatial]
+                       if sp not in ranked]
+        return ranked
 
-@dataclass(frozen=True, slots=True)
-class Tiling:
-    """Per-level ``(P, R)`` outer -> inner; ``T_n = (T_{n+1} - 1) P_n + R_n`` (seed 002 eq. 5)."""
-
-    levels: tuple[Level, ...]
-    factors: tuple[tuple[int, int], ...]
-
-    def __post_init__(self):
-        if len(self.levels) != len(self.factors):
-            raise ValueError("one (P, R) pair per level")
-
-    @property
-    def kinds(self) -> tuple[str, ...]:
-        return tuple(lv.kind for lv in self.levels)
-
-    def iterations(self) -> tuple[int, ...]:
-        """``T_n`` per level: total iterations of the level over the run, remainders included."""
-        out, t = [], 1
-        for p, r in self.factors:
-            t = (t - 1) * p + r
-            out.append(t)
-        return tuple(out)
-
-    def schedule(self) -> tuple[tuple[int, int, int], ...]:
-        """Per level ``(k, P, R)``: ``k`` parent iterations run ``P`` iterations, the last runs ``R``."""
-        parents = (1,) + self.iterations()[:-1]
-        return tuple((t - 1, p, r) for t, (p, r) in zip(parents, self.factors))
-
-    @property
-    def size(self) -> int:
-        """The reconstructed loop bound: ``L_0 + 1`` in eq. (5), no padding."""
-        return self.iterations()[-1]
-
-    @property
-    def is_perfect(self) -> bool:
-        return all(p == r for p, r in self.factors)
-
-    def imperfect_levels(self) -> tuple[int, ...]:
-        return tuple(i for i, (p, r) in enumerate(self.factors) if r != p)
-
-    def tile(self, level: int) -> int:
-        """Largest tile (elements) under one iteration of the level above: ``prod P_k, k >= level``."""
-        return math.prod(p for p, _ in self.factors[level:])
-
-    def is_canonical(self) -> bool:
-        """``1 <= R <= P``, and ``P == R`` wherever the parent runs a single iteration."""
-        parents = (1,) + self.iterations()[:-1]
-        return all(1 <= r <= p and (t > 1 or p == r) for t, (p, r) in zip(parents, self.factors))
-
-    def respects_bounds(self) -> bool:
-        for i, (lv, (p, _)) in enumerate(zip(self.levels, self.factors)):
-            if lv.bound is None:
-                continue
-            if lv.kind == "spatial" and p > lv.bound:
-                return False
-            if lv.kind == "temporal" and self.tile(i) > lv.bound:
-                return False
-        return True
-
-    def is_valid(self, D: int) -> bool:
-        """Exact cover of ``D`` (no padding), canonical, within every bound."""
-        return self.size == D and self.is_canonical() and self.respects_bounds()
-
-    def in_space(self, space: str) -> bool:
-        return all(p == r or imperfect_allowed(space, lv.kind) for lv, (p, r) in zip(self.levels, self.factors))
-
-    def utilization(self, level: int) -> float:
-        """Average active fanout / fanout of a spatial level (fanout = its bound, else ``P``)."""
-        lv = self.levels[level]
-        if lv.kind != "spatial":
-            raise ValueError(f"level {level} is {lv.kind}, not spatial")
-        parents = 1 if level == 0 else self.iterations()[level - 1]
-        width = lv.bound if lv.bound is not None else self.factors[level][0]
-        return self.iterations()[level] / (parents * width)
-
-    def cycles(self) -> int:
-        """Time steps when each innermost iteration costs 1: temporal levels add, spatial run in parallel.
-
-        A non-last iteration of level n takes ``full``; the globally last takes ``last``.
-        Temporal: ``full = P f', last = (R-1) f' + l'``; spatial: ``full = f'``,
-        ``last = f' if R > 1 else l'``.  Fig. 5 (D = 100 on 6 PEs): 17; best PFM: 20.
-        """
-        full = last = 1
-        for lv, (p, r) in reversed(tuple(zip(self.levels, self.factors))):
-            if lv.kind == "temporal":
-                full, last = p * full, (r - 1) * full + last
-            else:
-                last = full if r > 1 else last
-        return last
-
-
-def enumerate_tilings(D: int, levels: Iterable[LevelSpec], space: str = "ruby") -> Iterator[Tiling]:
-    """All valid canonical tilings of ``D`` over ``levels`` (outer -> inner) in ``space``.
-
-    Yields in lexicographic order of ``factors``.  Branches are pruned on ``T_n <= D``, the
-    fanouts and the capacity budget; the innermost level is solved directly from
-    ``(T - 1) P + R = D``.
-    """
-    if D < 1:
-        raise ValueError(f"D must be >= 1, got {D}")
-    lvls = as_levels(levels)
-    m = len(lvls)
-    imperfect = tuple(imperfect_allowed(space, lv.kind) for lv in lvls)
-    perfect_tail = tuple(not any(imperfect[i:]) for i in range(m))
-
-    def walk(i: int, t: int, budget: int | None, acc: tuple) -> Iterator[Tiling]:
-        lv = lvls[i]
-        pmax = D if t == 1 else (D - 1) // (t - 1)
-        if lv.bound is not None:
-            if lv.kind == "spatial":
-                pmax = min(pmax, lv.bound)
-            else:
-                budget = lv.bound if budget is None else min(budget, lv.bound)
-        if budget is not None:
-            pmax = min(pmax, budget)
-        if i == m - 1:
-            if t == 1:
-                pairs = [(D, D)] if D <= pmax else []
-            elif imperfect[i]:
-                pairs = [(p, D - (t - 1) * p) for p in range(-(-D // t), pmax + 1)]
-            else:
-                pairs = [(D // t, D // t)] if D % t == 0 and D // t <= pmax else []
-            for pair in pairs:
-                yield Tiling(lvls, acc + (pair,))
-            return
-        for p in range(1, pmax + 1):
-            nb = None if budget is None else budget // p
-            if t == 1 or not imperfect[i]:
-                nt = t * p
-                if nt > D:
-                    break
-                if perfect_tail[i + 1] and D % nt:
+    def _combos(self, per_axis, imperfect: bool) -> dict:
+        combos = {}
+        for r in per_axis[0]:
+            for c in per_axis[1]:
+                sp = (r, c)
+                per_dim: dict[str, int] = {}
+                for d, f in (*r, *c):
+                    per_dim[d] = per_dim.get(d, 1) * f
+                if any(f > self.bound[d] for d, f in per_dim.items()):
                     continue
-                yield from walk(i + 1, nt, nb, acc + ((p, p),))
-                continue
-            for r in range(1, p + 1):
-                nt = (t - 1) * p + r
-                if nt > D:
-                    break
-                yield from walk(i + 1, nt, nb, acc + ((p, r),))
+                if not imperfect and any(self.bound[d] % f for d, f in per_dim.items()):
+                    continue
+                if any(self.bound.get(d, 1) > 1 and d not in per_dim for d in self.rules.required):
+                    continue
+                eff = prod(self.bound[d] / (ceil(self.bound[d] / f) * f) for d, f in per_dim.items())
+                combos[sp] = prod(per_dim.values()) * eff / self.h.pes
+        return combos
 
-    yield from walk(0, 1, None, ())
+    # ------------------------------------------------------------------ temporal factors
+    def chain_ok(self, dim: str, spatial: dict[str, tuple[int, int]], tiles: tuple[int, ...]) -> bool:
+        """Is dim's tiling (levels inner -> outer given so far, the rest on top) in the space?"""
+        s = Schedule(tuple(((dim, spatial[dim][a]),) if spatial.get(dim, (1, 1))[a] > 1 else () for a in (0, 1)),
+                     ((dim, tiles),), ())
+        tiling = dim_tiling(self.bound[dim], self.m.factors(s, dim), self.m.kinds)
+        return tiling.size == self.bound[dim] and tiling.in_space(self.effective)
 
+    def level_options(self, dim: str, level: int, inner: tuple[int, ...], sp: dict[str, tuple[int, int]]) -> tuple[int, ...]:
+        """Factors of ``dim`` at temporal ``level`` given the factors of the levels inside it."""
+        if level in self.rules.unit:
+            return (1,)
+        spatial = prod(sp.get(dim, (1, 1)))
+        if level < self.h.fanout:  # inside a PE: tiles of the PE's share of the dim
+            D, below = ceil(self.bound[dim] / spatial), prod(inner)
+        else:
+            D, below = self.bound[dim], prod(inner) * spatial
+        imperfect = self.effective != "pfm"
+        out = sorted({1} | {ceil(e / below) for e in useful(D, imperfect) if e >= below})
+        return tuple(p for p in out if self.chain_ok(dim, sp, inner + (p,)))
 
-def count_tilings(D: int, levels: Iterable[LevelSpec], space: str = "ruby") -> int:
-    return sum(1 for _ in enumerate_tilings(D, levels, space))
+    def orders(self, level: int, moving: tuple[str, ...], pruned: bool, log=None) -> list[tuple[str, ...]]:
+        """Loop orders (outer -> inner) of the dims that iterate at ``level``; ``log(reason)`` gets each rejection."""
+        fixed = dict(self.rules.order).get(level)
+        inner = dict(self.rules.innermost).get(level, frozenset())
+        name = self.h.levels[level].name
+        if fixed is not None:
+            if log and len(moving) > 1:
+                log(f"{name}: the array's temporal dataflow fixes the loop order {fixed}")
+            return [tuple(d for d in fixed if d in moving) + tuple(d for d in moving if d not in fixed)]
+        if pruned:
+            k = self.m.kernel
+            sub = Kernel(k.name, tuple(Dim(d.name, 2 if d.name in moving else 1) for d in k.dims), k.tensors)
+            trie = order_trie(sub)
+            if log:
+                for rej in trie.rejected:
+                    log(f"{name}: orders ending {'/'.join(rej.prefix)} pruned by {rej.rule}: {rej.reason}")
+            cands = [tuple(d for d in o if d in moving) for o in trie.orders]
+        else:
+            cands = list(permutations(moving))
+        kept = []
+        for o in dict.fromkeys(cands):
+            reason = self.order_reason(level, o)
+            if reason and log:
+                log(f"order {'/'.join(o)}: {reason}")
+            elif not reason:
+                kept.append(o)
+        cands = kept
+        if not cands and inner:  # the trie kept none that obeys the hardware: put the rule's dims inside
+            cands = [tuple(d for d in moving if d not in inner) + tuple(d for d in moving if d in inner)]
+        return cands
 
+    def order_reason(self, level: int, order: tuple[str, ...]) -> str:
+        inner = dict(self.rules.innermost).get(level, frozenset())
+        seen = False
+        for d in order:
+            if d in inner:
+                seen = True
+            elif seen:
+                name = self.h.levels[level].name
+                return (f"{name}: loop {d} inside a reduction loop; the FU accumulates in place, so the "
+                        "reduction loops are innermost")
+        return ""
 
-def best_tiling(D: int, levels: Iterable[LevelSpec], space: str = "ruby") -> Tiling:
-    """Fewest ``cycles``; ties broken by enumeration (lexicographic) order."""
-    return min(enumerate_tilings(D, levels, space), key=Tiling.cycles)
+    def schedule(self, spatial, tiles: dict[str, tuple[int, ...]], orders: dict[int, tuple[str, ...]]) -> Schedule:
+        return Schedule(spatial, tuple((d, tiles[d]) for d in self.dims),
+                        tuple(orders.get(i, ()) for i in range(self.n_levels)))
 
-
-def table1_levels(fanout: int = 9, capacity: int | None = 1024) -> tuple[Level, ...]:
-    """Seed 002 Table I: outer temporal (DRAM), spatial fanout, inner temporal (per-PE 1 KiB)."""
-    return (Level("temporal"), Level("spatial", fanout), Level("temporal", capacity))
-
-
-def table1_count(D: int, space: str, fanout: int = 9, capacity: int | None = 1024) -> int:
-    """Count the distinct Table I tilings of ``D`` in ``space`` (seed 002, Table I)."""
-    return count_tilings(D, table1_levels(fanout, capacity), space)
+    def moving(self, s: Schedule, level: int) -> tuple[str, ...]:
+        """Dims whose loop at ``level`` iterates more than once under ``s``."""
+        j = self.m.t_pos[level]
+        out = []
+        for d in self.dims:
+            it = dim_tiling(self.bound[d], self.m.factors(s, d), self.m.kinds).iterations()
+            if it[j] > (it[j - 1] if j else 1):
+                out.append(d)
+        return tuple(out)

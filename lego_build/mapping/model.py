@@ -46,12 +46,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil, prod
 
-from lego_build.ir.mapping import Schedule
+from lego_build.ir.mapping import Schedule, score
 from lego_build.ir.memory import Hierarchy
 from lego_build.ir.workload import Kernel, TensorAccess
-
-from .mapspace import Level, Tiling
-from .rtml import tensor_footprint
+from lego_build.mapping.rtml import tensor_footprint
+from lego_build.mapping.tiling import Level, Tiling
 
 MAC = -1  # the pseudo-level below every memory
 
@@ -101,7 +100,7 @@ class Evaluation:
     tilings: tuple[tuple[str, Tiling], ...] = ()
 
     def objective(self, name: str) -> float:
-        return {"energy": self.energy_pj, "latency": float(self.cycles), "edp": self.energy_pj * self.cycles}[name]
+        return score(name, self.energy_pj, self.cycles)
 
     def by_level(self) -> dict[str, float]:
         out: dict[str, float] = {}

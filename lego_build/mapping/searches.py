@@ -1,6 +1,6 @@
-"""Mapspaces over a memory hierarchy and the searches that walk them, ask/tell.
+"""The searches that walk a mapspace, ask/tell.
 
-:class:`Mapspace` (seed 002) gives the per-dim factor choices of every level and the
+:class:`~lego_build.mapping.mapspace.Mapspace` (seed 002) gives the per-dim factor choices of every level and the
 loop orders: ``pfm`` keeps every level perfect, ``ruby-s`` lets the array axes run a
 partial last tile, ``ruby-t`` the temporal levels, ``ruby`` both. A factor is
 offered when the tile it makes is *useful*: a divisor of the bound, or (imperfect
@@ -26,161 +26,15 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from itertools import permutations, product
+from itertools import product
 from math import ceil, factorial, prod
-from typing import Iterator
+from typing import Callable, Iterator
 
-from lego_build.ir.mapping import Schedule
-from lego_build.ir.workload import Dim, Kernel
-
-from .mapspace import imperfect_allowed
-from .model import Evaluation, Model, dim_tiling
-from .factors import divisors, useful
-from .rtml import order_trie
-
-SEARCHES = ("rtml", "random", "exhaustive")
-
-
-@dataclass(frozen=True)
-class Rules:
-    """What the hardware fixes: spatial unrolling, per-level orders, innermost dims."""
-
-    axes: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # dims allowed per array axis
-    spatial: tuple[tuple[tuple[str, int], ...], ...] | None = None  # a fixed unrolling
-    order: tuple[tuple[int, tuple[str, ...]], ...] = ()  # level -> fixed relative order of its loops
-    innermost: tuple[tuple[int, frozenset], ...] = ()  # level -> dims that must be innermost there
-    unit: tuple[int, ...] = ()  # levels with no loops of their own (all factors 1)
-    max_spatial: int = 8  # unrolling candidates kept (best utilisation first)
-    required: tuple[str, ...] = ()  # dims the unrolling must include (e.g. row stationary: kh, oh)
-
-
-class Mapspace:
-    def __init__(self, model: Model, space: str = "pfm", rules: Rules = Rules()):
-        self.m, self.space, self.rules = model, space, rules
-        self.h = model.h
-        self.n_levels = len(self.h.levels)
-        self.dims = model.dims
-        self.bound = model.bound
-        self.top = self.n_levels - 1
-        # a fixed (hardware) unrolling runs a partial last tile whatever the space: the space governs the rest
-        self.effective = {"pfm": "ruby-s", "ruby-t": "ruby"}.get(space, space) if rules.spatial else space
-
-    # ------------------------------------------------------------------ spatial
-    def spatial_options(self) -> list[tuple[tuple[tuple[str, int], ...], ...]]:
-        if self.rules.spatial is not None:
-            return [self.rules.spatial]
-        imperfect = imperfect_allowed(self.space, "spatial")
-        per_axis = []
-        for axis, size in enumerate((self.h.rows, self.h.cols)):
-            names = [d for d in self.rules.axes[axis] if self.bound.get(d, 1) > 1]
-            opts = [()]
-            for d in names:
-                opts = [o + ((d, f),) for o in opts for f in (1, *useful(self.bound[d], imperfect))
-                        if f <= size and prod(p for _, p in o) * f <= size]
-            per_axis.append([tuple((d, f) for d, f in o if f > 1) for o in opts])
-        combos = self._combos(per_axis, imperfect)
-        ranked = sorted(combos, key=lambda sp: (-combos[sp], sp))[: self.rules.max_spatial]
-        if imperfect:  # the perfect unrollings are in the space too: keep the best of them as well
-            perfect = self._combos(per_axis, False)
-            ranked += [sp for sp in sorted(perfect, key=lambda sp: (-perfect[sp], sp))[: self.rules.max_spatial]
-                       if sp not in ranked]
-        return ranked
-
-    def _combos(self, per_axis, imperfect: bool) -> dict:
-        combos = {}
-        for r in per_axis[0]:
-            for c in per_axis[1]:
-                sp = (r, c)
-                per_dim: dict[str, int] = {}
-                for d, f in (*r, *c):
-                    per_dim[d] = per_dim.get(d, 1) * f
-                if any(f > self.bound[d] for d, f in per_dim.items()):
-                    continue
-                if not imperfect and any(self.bound[d] % f for d, f in per_dim.items()):
-                    continue
-                if any(self.bound.get(d, 1) > 1 and d not in per_dim for d in self.rules.required):
-                    continue
-                eff = prod(self.bound[d] / (ceil(self.bound[d] / f) * f) for d, f in per_dim.items())
-                combos[sp] = prod(per_dim.values()) * eff / self.h.pes
-        return combos
-
-    # ------------------------------------------------------------------ temporal factors
-    def chain_ok(self, dim: str, spatial: dict[str, tuple[int, int]], tiles: tuple[int, ...]) -> bool:
-        """Is dim's tiling (levels inner -> outer given so far, the rest on top) in the space?"""
-        s = Schedule(tuple(((dim, spatial[dim][a]),) if spatial.get(dim, (1, 1))[a] > 1 else () for a in (0, 1)),
-                     ((dim, tiles),), ())
-        tiling = dim_tiling(self.bound[dim], self.m.factors(s, dim), self.m.kinds)
-        return tiling.size == self.bound[dim] and tiling.in_space(self.effective)
-
-    def level_options(self, dim: str, level: int, inner: tuple[int, ...], sp: dict[str, tuple[int, int]]) -> tuple[int, ...]:
-        """Factors of ``dim`` at temporal ``level`` given the factors of the levels inside it."""
-        if level in self.rules.unit:
-            return (1,)
-        spatial = prod(sp.get(dim, (1, 1)))
-        if level < self.h.fanout:  # inside a PE: tiles of the PE's share of the dim
-            D, below = ceil(self.bound[dim] / spatial), prod(inner)
-        else:
-            D, below = self.bound[dim], prod(inner) * spatial
-        imperfect = self.effective != "pfm"
-        out = sorted({1} | {ceil(e / below) for e in useful(D, imperfect) if e >= below})
-        return tuple(p for p in out if self.chain_ok(dim, sp, inner + (p,)))
-
-    def orders(self, level: int, moving: tuple[str, ...], pruned: bool, log=None) -> list[tuple[str, ...]]:
-        """Loop orders (outer -> inner) of the dims that iterate at ``level``; ``log(reason)`` gets each rejection."""
-        fixed = dict(self.rules.order).get(level)
-        inner = dict(self.rules.innermost).get(level, frozenset())
-        name = self.h.levels[level].name
-        if fixed is not None:
-            if log and len(moving) > 1:
-                log(f"{name}: the array's temporal dataflow fixes the loop order {fixed}")
-            return [tuple(d for d in fixed if d in moving) + tuple(d for d in moving if d not in fixed)]
-        if pruned:
-            k = self.m.kernel
-            sub = Kernel(k.name, tuple(Dim(d.name, 2 if d.name in moving else 1) for d in k.dims), k.tensors)
-            trie = order_trie(sub)
-            if log:
-                for rej in trie.rejected:
-                    log(f"{name}: orders ending {'/'.join(rej.prefix)} pruned by {rej.rule}: {rej.reason}")
-            cands = [tuple(d for d in o if d in moving) for o in trie.orders]
-        else:
-            cands = list(permutations(moving))
-        kept = []
-        for o in dict.fromkeys(cands):
-            reason = self.order_reason(level, o)
-            if reason and log:
-                log(f"order {'/'.join(o)}: {reason}")
-            elif not reason:
-                kept.append(o)
-        cands = kept
-        if not cands and inner:  # the trie kept none that obeys the hardware: put the rule's dims inside
-            cands = [tuple(d for d in moving if d not in inner) + tuple(d for d in moving if d in inner)]
-        return cands
-
-    def order_reason(self, level: int, order: tuple[str, ...]) -> str:
-        inner = dict(self.rules.innermost).get(level, frozenset())
-        seen = False
-        for d in order:
-            if d in inner:
-                seen = True
-            elif seen:
-                name = self.h.levels[level].name
-                return (f"{name}: loop {d} inside a reduction loop; the FU accumulates in place, so the "
-                        "reduction loops are innermost")
-        return ""
-
-    def schedule(self, spatial, tiles: dict[str, tuple[int, ...]], orders: dict[int, tuple[str, ...]]) -> Schedule:
-        return Schedule(spatial, tuple((d, tiles[d]) for d in self.dims),
-                        tuple(orders.get(i, ()) for i in range(self.n_levels)))
-
-    def moving(self, s: Schedule, level: int) -> tuple[str, ...]:
-        """Dims whose loop at ``level`` iterates more than once under ``s``."""
-        j = self.m.t_pos[level]
-        out = []
-        for d in self.dims:
-            it = dim_tiling(self.bound[d], self.m.factors(s, d), self.m.kinds).iterations()
-            if it[j] > (it[j - 1] if j else 1):
-                out.append(d)
-        return tuple(out)
+from lego_build.config.schema import MapperConf
+from lego_build.ir.mapping import Schedule, score
+from lego_build.mapping.mapspace import Mapspace
+from lego_build.mapping.model import Evaluation
+from lego_build.runtime.registry import Registry
 
 
 def pad(tiles: dict[str, tuple[int, ...]], n: int) -> dict[str, tuple[int, ...]]:
@@ -355,7 +209,7 @@ class Rtml(Search):
             for t in m.kernel.tensors)
         sp = per_dim_spatial(spatial)
         cycles = prod(ceil(m.bound[d] / prod(sp.get(d, (1, 1)))) for d in m.dims)
-        return {"energy": energy, "latency": float(cycles), "edp": energy * cycles}[self.objective]
+        return score(self.objective, energy, cycles)
 
     def _maximal(self, level: int, spatial, tiles: dict[str, tuple[int, ...]], sp) -> list[dict[str, tuple[int, ...]]]:
         """Maximal fitting factor choices at ``level`` (Obs. 4) on the useful-factor lattice."""
@@ -427,11 +281,32 @@ class Rtml(Search):
                     yield ms.schedule(spatial, tiles, {**orders, ms.top: order})
 
 
+@dataclass(frozen=True)
+class SearchKind:
+    """A ``mapper.search``: ``make(space, mapper)`` returns the ask/tell :class:`Search` of one
+    layer's mapspace (``mapper`` is the typed :class:`~lego_build.config.schema.MapperConf`);
+    ``network(entries, lowered_of, arch, mapper)``, if given, runs once the layers are mapped and
+    its result lands in ``mapping.json``'s totals under the search's name (TSO's slicing)."""
+
+    name: str
+    make: Callable[[Mapspace, MapperConf], Search]
+    network: Callable[..., dict] | None = None
+
+
+RTML = SearchKind("rtml", lambda space, m: Rtml(space, m.objective))
+RANDOM = SearchKind("random", lambda space, m: RandomSearch(space, m.objective, patience=m.patience, seed=m.seed))
+EXHAUSTIVE = SearchKind("exhaustive", lambda space, m: Exhaustive(space, m.objective))
+
+#: every ``mapper.search``: a new one is a module defining a :class:`SearchKind` and one line here
+#: (or, outside lego_build, an entry point in the group ``lego_build.searches``)
+SEARCHES: Registry[SearchKind] = Registry("lego_build.searches", "mapper.search", {
+    "rtml": "lego_build.mapping.searches:RTML",
+    "random": "lego_build.mapping.searches:RANDOM",
+    "exhaustive": "lego_build.mapping.searches:EXHAUSTIVE",
+    "tso": "lego_build.mapping.stage:TSO",
+})
+
+
 def make_search(name: str, space: Mapspace, objective: str, seed: int = 0, patience: int = 300) -> Search:
-    if name == "exhaustive":
-        return Exhaustive(space, objective)
-    if name == "random":
-        return RandomSearch(space, objective, patience=patience, seed=seed)
-    if name == "rtml":
-        return Rtml(space, objective)
-    raise ValueError(f"unknown search {name!r}; searches: {', '.join(SEARCHES)}")
+    """The search ``name`` of the registry on ``space`` (a layer's search, without a network step)."""
+    return SEARCHES.get(name).make(space, MapperConf(objective=objective, seed=seed, patience=patience))

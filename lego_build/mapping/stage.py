@@ -11,24 +11,24 @@ from dataclasses import replace
 from math import prod
 from pathlib import Path
 
-from lego_build.analysis.lowering import lower, reference_kernel
+from lego_build.analysis.lowering import lower
 from lego_build.analysis.stage import load_layers
-from lego_build.flow.atomic import write_json
-from lego_build.flow.progress import Progress
-from lego_build.flow.schema import LegoConfig
-from lego_build.flow.stages import InputError, StageError
-from lego_build.frontend.adg_build import build_adg
+from lego_build.config.schema import LegoConfig
+from lego_build.errors import InputError
 from lego_build.frontend.links import candidate_links
 from lego_build.ir.adg import ADG
+from lego_build.ir.artifacts import MappingDoc
 from lego_build.ir.dataflow import Dataflow
-from lego_build.ir.workload import Kernel
-
+from lego_build.ir.mapping import score
 from lego_build.ir.memory import Hierarchy
-
-from .hierarchy import array_hierarchy, from_conf
-from .model import Model, role
-from .search import controller_mapping
-from .searches import Mapspace, Rules, make_search
+from lego_build.ir.workload import Kernel
+from lego_build.mapping.controller import controller_mapping
+from lego_build.mapping.hierarchy import array_hierarchy, from_conf
+from lego_build.mapping.mapspace import Mapspace, Rules
+from lego_build.mapping.model import Model, role
+from lego_build.mapping.searches import RTML, SEARCHES, SearchKind
+from lego_build.runtime.artifacts import read_artifact, write_artifact
+from lego_build.runtime.progress import Progress
 
 
 def link_conflict(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> str:
@@ -50,29 +50,6 @@ def link_conflict(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> str:
                 ds = tuple(b - a for a, b in zip(lk.src, lk.dst))
                 return f"tensor {net.tensor} cannot use the array's {lk.kind} link Δs={ds} under dataflow {dataflow.name}"
     return ""
-
-
-def pipeline_latency(adg: ADG) -> int:
-    """Cycles from a time step to its last write in the generated array.
-
-    The array's DAG goes through the structural passes of the back end (those
-    before delay matching) and is scheduled ASAP; the simulate stage
-    reports the exact figure of the optimizer actually used. For arrays the back end
-    cannot generate the estimate is the control skew plus the read, multiply and
-    accumulate stages.
-    """
-    from lego_build.backend.codegen import LAT_ACC, LAT_MUL, LAT_READ, build_dag
-    from lego_build.backend.passes import ORDER, pipeline
-    from lego_build.backend.passes.delay_matching import greedy_schedule
-
-    try:
-        dag = build_dag(adg)
-    except StageError:
-        skew = sum(abs(c) * (n - 1) for c, n in zip(adg.control_flow, adg.shape))
-        return skew + LAT_READ + LAT_MUL + LAT_ACC
-    for p in pipeline(ORDER[:ORDER.index("delay_matching")]):  # the structural passes
-        dag = p.run(dag, None)
-    return dag.with_delays(greedy_schedule(dag)).latency
 
 
 def _hierarchy(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> Hierarchy:
@@ -112,12 +89,11 @@ def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, late
     return Mapspace(Model(costed, h, arch.operand_bits, tile_overhead=1 + max(1, latency)), mapper.mapspace, rules)
 
 
-def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int | None = None) -> dict:
-    """Best schedule of ``kernel`` under ``dataflow`` by ``mapper.search`` (ask/tell, reasons kept)."""
-    latency = pipeline_latency(adg) if latency is None else latency
+def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int) -> dict:
+    """Best schedule of ``kernel`` under ``dataflow`` by ``mapper.search`` (ask/tell, reasons kept);
+    ``latency``: the generated array's pipeline latency (the optimized DAG's)."""
     space = layer_space(kernel, adg, dataflow, arch, mapper, latency)
-    name = "rtml" if mapper.search == "tso" else mapper.search  # TSO slices across cores; a core maps by RTML
-    search = make_search(name, space, mapper.objective, seed=mapper.seed, patience=mapper.patience)
+    search = SEARCHES.get(mapper.search).make(space, mapper)
     best = search.run()
     rejected = [e["reason"] for e in search.log if e["status"] == "rejected"]
     if best is None:
@@ -176,8 +152,7 @@ def best_dataflow(kernel: Kernel, adg: ADG, arch, mapper, latency: int) -> dict:
         # the arch or the mapper settings cannot serve this layer at all: the build stops (exit 2)
         fatal = [r for r in reasons if r.startswith("no tile fits") or "use mapper.search=" in r]
         return {"status": "unmappable", "reason": "; ".join(reasons), **({"fatal": fatal[0]} if fatal else {})}
-    key = {"energy": "energy_pj", "latency": "cycles", "edp": None}[mapper.objective]
-    return min(results, key=lambda r: r["energy_pj"] * r["cycles"] if key is None else r[key])
+    return min(results, key=lambda r: score(mapper.objective, r["energy_pj"], r["cycles"]))
 
 
 def _weighted(rows: list[dict], key: str) -> dict[str, float]:
@@ -189,13 +164,9 @@ def _weighted(rows: list[dict], key: str) -> dict[str, float]:
     return {name: round(pj, 6) for name, pj in sorted(out.items())}
 
 
-def map_workload(layers, arch, mapper) -> dict:
-    ref = reference_kernel([k for _, k in layers], arch.family)
-    if ref is None:
-        raise StageError(f"no layer of this workload runs on arch.family={arch.family}; choose an arch of "
-                         "the workload's family (e.g. arch=systolic for GEMMs, arch=eyeriss for convs)")
-    adg = build_adg(ref, arch)
-    latency = pipeline_latency(adg)
+def map_workload(layers, adg: ADG, latency: int, arch, mapper) -> dict:
+    """Every array layer on the generated array ``adg`` (from ``adg.json``) whose pipeline takes
+    ``latency`` cycles (the optimized DAG of ``dag.json``)."""
     cache: dict[Kernel, dict] = {}
     entries, lowered_of = [], {}
     todo = [(entry, kernel) for entry, kernel in layers if kernel is not None]
@@ -227,8 +198,8 @@ def map_workload(layers, arch, mapper) -> dict:
         "energy_by_level_pj": _weighted(mapped, "energy_breakdown_pj"),
         "energy_by_tensor_pj": _weighted(mapped, "energy_by_tensor_pj"),
     }
-    if mapper.search == "tso":
-        totals["tso"] = slice_layers(entries, lowered_of, arch, mapper)
+    if (network := SEARCHES.get(mapper.search).network) is not None:
+        totals[mapper.search] = network(entries, lowered_of, arch, mapper)
     return {"layers": entries, "totals": totals}
 
 
@@ -237,7 +208,7 @@ def slice_layers(entries: list[dict], lowered_of: dict[str, Kernel], arch, mappe
 
     Each row gets the chosen partition, schedule, tiles, bursts and the time split into
     MAC and DRAM; the totals sum the layers (weighted by their count)."""
-    from .tso import PARTITIONS, SCHEDULES, Conv, NPU, explore_all
+    from lego_build.mapping.tso import NPU, PARTITIONS, SCHEDULES, Conv, explore_all
 
     npu = NPU.from_conf(arch.multicore)
     rows = [e for e in entries if e["name"] in lowered_of]
@@ -263,11 +234,19 @@ def slice_layers(entries: list[dict], lowered_of: dict[str, Kernel], arch, mappe
     return total
 
 
+#: seed 003's multicore slicing: each core maps a layer slice by RTML, then :func:`slice_layers`
+TSO = SearchKind("tso", RTML.make, slice_layers)
+
+
 def run(cfg: LegoConfig, design_dir: Path) -> None:
-    result = map_workload(load_layers(design_dir), cfg.arch, cfg.mapper)
-    write_json(design_dir / "mapping.json", {
-        "mapper": cfg.mapper.name, "objective": cfg.mapper.objective, "family": cfg.arch.family, **result,
-    })
+    """Reads the workload (``analysis.json``) and the hardware the earlier stages generated:
+    the array (``adg.json``) and its optimized primitive graph (``dag.json``, for the
+    pipeline latency each controller run pays)."""
+    adg = read_artifact(design_dir, "adg.json")
+    latency = read_artifact(design_dir, "dag.json").latency
+    result = map_workload(load_layers(design_dir), adg, latency, cfg.arch, cfg.mapper)
+    write_artifact(design_dir, "mapping.json", MappingDoc(
+        mapper=cfg.mapper.name, objective=cfg.mapper.objective, family=cfg.arch.family, **result))
     t = result["totals"]
     print(f"map: {t['layers_mapped']} layers mapped ({t['distinct_mapped']} distinct), "
           f"{t['layers_unmappable']} unmappable; {t['cycles']:,} cycles, {t['energy_pj'] / 1e6:.3f} uJ")

@@ -46,8 +46,7 @@ from math import ceil
 import numpy as np
 
 from lego_build.ir.workload import Kernel
-
-from .dram import bursts, transfer_ns
+from lego_build.mapping.dram import bursts, transfer_ns
 
 PARTITIONS = ("KS", "KS&OFM", "OFM")
 SCHEDULES = ("IS", "OS", "WS")

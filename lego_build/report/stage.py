@@ -3,19 +3,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lego_build.flow.atomic import read_json, write_json, write_text
-from lego_build.flow.config import design_id
-from lego_build.flow.schema import LegoConfig
+from lego_build.config.compose import design_id
+from lego_build.config.schema import LegoConfig
+from lego_build.ir.artifacts import Summary
+from lego_build.runtime.artifacts import json_object, read_artifact, write_artifact
+from lego_build.runtime.atomic import write_text
+
+#: what the report reads, by the names its tables use
+INPUTS = {"analysis": "analysis.json", "mapping": "mapping.json", "adg": "adg.json", "passes": "passes.json",
+          "sim": "sim/result.json"}
 
 
 def _load(design_dir: Path) -> dict:
-    return {
-        "analysis": read_json(design_dir / "analysis.json"),
-        "mapping": read_json(design_dir / "mapping.json"),
-        "adg": read_json(design_dir / "adg.json"),
-        "passes": read_json(design_dir / "passes.json"),
-        "sim": read_json(design_dir / "sim" / "result.json"),
-    }
+    """The typed artifacts (:func:`read_artifact` checks their versions and keys), as the plain
+    JSON objects the tables are written against."""
+    return {key: json_object(name, read_artifact(design_dir, name)) for key, name in INPUTS.items()}
 
 
 def wrapping_layers(design_dir: Path, adg: dict) -> list[dict]:
@@ -184,9 +186,9 @@ def _overflow_lines(summary: dict) -> list[str]:
 def run(cfg: LegoConfig, design_dir: Path) -> None:
     doc = _load(design_dir)
     summary = summarize(cfg, doc, design_dir)
-    write_json(design_dir / "summary.json", summary)
+    write_artifact(design_dir, "summary.json", Summary(**summary))
     write_text(design_dir / "report.md", render_markdown(summary, doc))
-    from .html import render_html  # matplotlib: imported only when a report is written
+    from lego_build.report.html import render_html  # matplotlib: imported only when a report is written
 
     write_text(design_dir / "report.html", render_html(design_dir, cfg.arch.dram_bytes_per_cycle))
     print(f"report: {design_dir / 'report.md'}, report.html (simulation: {summary['simulation']})")

@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from lego_build.analysis.widths import worst_case_sum
-from lego_build.ir.testdata import GENERATED, GOLDEN_CHUNK as CHUNK
+from lego_build.ir.testdata import GENERATED
+from lego_build.ir.testdata import GOLDEN_CHUNK as CHUNK
 from lego_build.ir.workload import Kernel
 
 

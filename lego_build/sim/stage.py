@@ -20,23 +20,23 @@ import numpy as np
 
 from lego_build.analysis.lowering import lower
 from lego_build.analysis.stage import load_layers
+from lego_build.config.schema import LegoConfig
 from lego_build.emit.host import HostMap
-from lego_build.flow.atomic import install_file, read_json, replace_dir, write_json
-from lego_build.flow.schema import LegoConfig
-from lego_build.flow.progress import Progress
-from lego_build.flow.stages import InputError, StageError
+from lego_build.errors import InputError, StageError
 from lego_build.ir.adg import ADG
+from lego_build.ir.artifacts import SimResult
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.serialize import from_jsonable
-from lego_build.ir.workload import Kernel
-
-from . import verilator, yosys
 from lego_build.ir.testdata import EXTREMES
-
-from .golden import file_operands, golden, load_data_file, outputs_computed, pattern_operands, wrap_signed
-from .layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads
-from .ppu import PPUConfig, apply, epilogue_config
-from .tiles import edge_tile, fit_tile, reduction_tile, window
+from lego_build.ir.workload import Kernel
+from lego_build.runtime.artifacts import read_artifact, write_artifact
+from lego_build.runtime.atomic import install_file, read_json, replace_dir
+from lego_build.runtime.progress import Progress
+from lego_build.sim import verilator, yosys
+from lego_build.sim.golden import file_operands, golden, load_data_file, outputs_computed, pattern_operands, wrap_signed
+from lego_build.sim.layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads
+from lego_build.sim.ppu import PPUConfig, apply, epilogue_config
+from lego_build.sim.tiles import edge_tile, fit_tile, reduction_tile, window
 
 
 def with_bits(kernel: Kernel, operand_bits: int, out_bits: int) -> Kernel:
@@ -83,7 +83,7 @@ def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
     controller-level tile (clipped further if it exceeds ``target.tile_steps``), and run with
     the dataflow the mapper chose for its layer; plus the last (``edge``) tile of the first
     layer that needs several, with remainder bounds (Ruby's partial last tile)."""
-    mapped = {e["name"]: e for e in read_json(design_dir / "mapping.json")["layers"] if e["status"] == "mapped"}
+    mapped = {e["name"]: e for e in read_artifact(design_dir, "mapping.json").layers if e["status"] == "mapped"}
     layers = load_layers(design_dir)
     epilogue: dict[str, tuple[str, ...]] = {}
     last = None
@@ -279,7 +279,7 @@ def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
     every test-data set of ``target.data``."""
     rtl = design_dir / "rtl"
     hm = from_jsonable(HostMap, read_json(rtl / "host_interface.json"))
-    adg = from_jsonable(ADG, read_json(design_dir / "adg.json"))
+    adg = read_artifact(design_dir, "adg.json")
     tiles = representatives(design_dir, adg, cfg.target)
     data = data_sources(cfg.target)
     work = design_dir / "sim" / "build"
@@ -323,13 +323,13 @@ def run(cfg: LegoConfig, design_dir: Path) -> None:
         print(f"simulate: yosys: {checks['synth']['cells']} cells, {checks['synth']['flip_flops']} flip-flops "
               "(banks black-boxed)")
     if not cfg.target.simulate:
-        write_json(design_dir / "sim" / "result.json",
-                   {"status": "skipped", "reason": f"target={cfg.target.name}", **checks})
+        write_artifact(design_dir, "sim/result.json", SimResult(status="skipped", reason=f"target={cfg.target.name}",
+                                                                **checks))
         print("simulate: no simulation for this target")
         return
     result = {**simulate(cfg, design_dir), **checks}
     result["status"] = "pass" if result["match"] and result["cycles_match"] else "fail"
-    write_json(design_dir / "sim" / "result.json", result)
+    write_artifact(design_dir, "sim/result.json", SimResult(**result))
     for t in result["tiles"]:
         print(f"simulate: {t['kind']} tile of {t['layer']} ({t['dataflow']}): {t['outputs']} outputs x "
               f"{len(t['runs'])} data sets ({'/'.join(r['data'] for r in t['runs'])}), {t['mismatches']} mismatches; "

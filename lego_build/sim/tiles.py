@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lego_build.ir.mapping import Mapping
+from lego_build.ir.mapping import Mapping, tiled_loops
 from lego_build.ir.workload import Dim, Kernel
-from lego_build.mapping.search import tiled_loops
 
 
 def _mapping_for(kernel: Kernel, order: tuple[str, ...], spatial) -> Mapping:

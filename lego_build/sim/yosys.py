@@ -14,9 +14,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from lego_build.flow.stages import StageError
-
-from .tools import require_tool
+from lego_build.errors import StageError
+from lego_build.runtime.tools import require_tool
 
 
 def require_yosys() -> str:

@@ -1,37 +1,38 @@
 """Model importers: ONNX, TFLite (flatbuffer read without TensorFlow), Timeloop problem YAML.
 
-Each ``load(path, name, batch, bits) -> Workload`` raises :class:`ConfigError`
-with one line naming the file (or the node) when the model cannot be read.
-Operators that the array cannot run and no PPU implements are listed in
-``Workload.unmapped``, never dropped.
+Each importer is an :class:`~lego_build.analysis.importers.common.Importer` whose
+``load(path, name, batch, bits) -> Workload`` raises :class:`ConfigError` with one
+line naming the file (or the node) when the model cannot be read. Operators that
+the array cannot run and no PPU implements are listed in ``Workload.unmapped``,
+never dropped. A new format is one module defining ``IMPORTER`` plus one line in
+:data:`IMPORTERS` (or, outside lego_build, an entry point in ``lego_build.importers``);
+its name is the ``workload.kind`` of a model-file workload.
 """
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
-from lego_build.flow.schema import ConfigError
+from lego_build.analysis.importers.common import Importer
+from lego_build.errors import ConfigError
 from lego_build.ir.workload import Workload
+from lego_build.runtime.registry import Registry
 
-_LOADERS = {"onnx": "onnx_import", "tflite": "tflite_import", "timeloop": "timeloop_import"}
-
-#: what to do about a file the importer rejects (appended to its one-line reason)
-_HINTS = {
-    "onnx": "give an ONNX model (e.g. from torch.onnx.export) or fix the node it names",
-    "tflite": "give a .tflite flatbuffer (e.g. from tf.lite.TFLiteConverter)",
-    "timeloop": "give a Timeloop problem YAML (problem: {shape, instance})",
-}
+IMPORTERS: Registry[Importer] = Registry("lego_build.importers", "workload.kind", {
+    "onnx": "lego_build.analysis.importers.onnx_import:IMPORTER",
+    "tflite": "lego_build.analysis.importers.tflite_import:IMPORTER",
+    "timeloop": "lego_build.analysis.importers.timeloop_import:IMPORTER",
+})
 
 
 def load_model(kind: str, path: str, name: str, batch: int, bits: int) -> Workload:
+    importer = IMPORTERS.get(kind)
     file = Path(path)
     if file.is_dir():
         raise ConfigError(f"workload.path={path}: is a directory; give the {kind} file itself")
     if not file.is_file():
         raise ConfigError(f"workload.path={path}: no such {kind} file; check the path "
                           "(relative to the directory doit runs in)")
-    module = importlib.import_module(f"{__name__}.{_LOADERS[kind]}")
     try:
-        return module.load(file, name, batch, bits)
+        return importer.load(file, name, batch, bits)
     except ConfigError as exc:
-        raise ConfigError(f"{exc}; {_HINTS[kind]}") from None
+        raise ConfigError(f"{exc}; {importer.hint}") from None

@@ -27,10 +27,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import prod
+from pathlib import Path
+from typing import Callable
 
 from lego_build.analysis.kernels import conv2d, gemm
-from lego_build.flow.schema import ConfigError
+from lego_build.errors import ConfigError
 from lego_build.ir.workload import Kernel, Layer, Unmapped, Workload
+
+
+@dataclass(frozen=True)
+class Importer:
+    """A model-file format (``workload.kind``): ``load(path, name, batch, bits)`` builds the
+    workload or raises a one-line :class:`ConfigError`; ``hint`` says what to give instead."""
+
+    name: str
+    load: Callable[[Path, str, int, int], Workload]
+    hint: str
 
 # ----------------------------------------------------------------------------- vocabulary
 #: PPU op names the importers emit (element-wise, normalisation, pooling, quantisation).

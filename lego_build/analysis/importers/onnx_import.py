@@ -47,10 +47,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from lego_build.flow.schema import ConfigError
-from lego_build.ir.workload import Workload
-
-from .common import (
+from lego_build.analysis.importers.common import (
     IN,
     ONNX_CONV,
     ONNX_LAYOUT,
@@ -59,11 +56,14 @@ from .common import (
     ONNX_PLUMBING,
     ONNX_PPU,
     Collector,
+    Importer,
     elements,
     matmul_dims,
     node_error,
     same_pads,
 )
+from lego_build.errors import ConfigError
+from lego_build.ir.workload import Workload
 
 Shape = tuple  # tuple[int | None, ...]
 _UNKNOWN = object()
@@ -449,3 +449,6 @@ def _shape_of(value: Any) -> Shape | None:
     if tt is None or not tt.HasField("shape"):
         return None
     return tuple(int(d.dim_value) if d.HasField("dim_value") else None for d in tt.shape.dim)
+
+
+IMPORTER = Importer("onnx", load, "give an ONNX model (e.g. from torch.onnx.export) or fix the node it names")

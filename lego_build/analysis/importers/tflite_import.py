@@ -67,16 +67,14 @@ from typing import Any
 from flatbuffers import number_types as N
 from flatbuffers.table import Table
 
-from lego_build.flow.schema import ConfigError
-from lego_build.ir.workload import Workload
-
-from .common import (
+from lego_build.analysis.importers.common import (
     IN,
     TFLITE_ACTIVATION,
     TFLITE_LAYOUT,
     TFLITE_PLUMBING,
     TFLITE_PPU,
     Collector,
+    Importer,
     elements,
     matmul_dims,
     node_error,
@@ -84,6 +82,8 @@ from .common import (
     tflite_code,
     tflite_name,
 )
+from lego_build.errors import ConfigError
+from lego_build.ir.workload import Workload
 
 FILE_IDENTIFIER = b"TFL3"
 
@@ -508,3 +508,6 @@ class _Importer:
         if not all(code in (_CONV, _DWCONV) and pos == 0 for code, pos in self.consumers[out]):
             return
         self.folded[out] = (src, (pads[2], pads[4], pads[3], pads[5]))
+
+
+IMPORTER = Importer("tflite", load, "give a .tflite flatbuffer (e.g. from tf.lite.TFLiteConverter)")

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import yaml
 
-from lego_build.flow.schema import ConfigError
+from lego_build.analysis.importers.common import Importer
+from lego_build.analysis.kernels import conv2d, gemm
+from lego_build.errors import ConfigError
 from lego_build.ir.workload import Dim, Kernel, Layer, TensorAccess, Workload
-
-from ..kernels import conv2d, gemm
 
 
 def load(path: Path, name: str, batch: int, bits: int) -> Workload:
@@ -115,3 +115,6 @@ def _as_gemm(dims, bounds, spaces, bits) -> Kernel | None:
     if a is None or bmat is None:
         return None
     return gemm(bounds[m], bounds[n], bounds[k], 1, bits)
+
+
+IMPORTER = Importer("timeloop", load, "give a Timeloop problem YAML (problem: {shape, instance})")

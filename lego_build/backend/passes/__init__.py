@@ -1,17 +1,23 @@
 """The back-end pass pipeline as data (seed 004 ch. 5).
 
 Each pass is a module-level :class:`Pass` with the facts it ``requires`` and
-``provides``. :data:`ORDER` is the canonical execution order; an optimizer preset
-lists the passes it runs (``optimizer.passes``), and :func:`check_order` verifies
-statically that every requirement is provided by an earlier pass. A pass is
-``run(dag, cfg) -> dag``.
+``provides``. :data:`ORDER` is the canonical execution order of the built-ins; an
+optimizer preset lists the passes it runs (``optimizer.passes``), and :func:`check_order`
+verifies statically that every requirement is provided by an earlier pass. A pass is
+``run(dag, optimizer) -> dag``; it reads its settings from the optimizer config.
+
+:data:`PASSES` names them: the built-ins, plus any ``Pass`` a user's package registers
+under the entry-point group ``lego_build.passes`` (:mod:`lego_build.runtime.registry`),
+which an ``optimizer.passes`` list may then name.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
+from lego_build.config.schema import OptimizerConf
 from lego_build.ir.dag import DAG
+from lego_build.runtime.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -19,20 +25,20 @@ class Pass:
     name: str
     requires: tuple[str, ...]
     provides: tuple[str, ...]
-    run: Callable[[DAG, object], DAG]
+    run: Callable[[DAG, OptimizerConf], DAG]
 
 
-#: every pass in canonical order (``mac_fusion`` is for FPGA targets: ``optimizer=fpga``)
+#: every built-in pass in canonical order (``mac_fusion`` is for FPGA targets: ``optimizer=fpga``)
 ORDER: tuple[str, ...] = ("reduction_tree", "pin_reuse", "mac_fusion", "fifo_sizing", "bitwidth", "delay_matching",
                           "broadcast_rewiring", "power_gating", "delay_elaboration")
 
+PASSES: Registry[Pass] = Registry("lego_build.passes", "optimizer.passes",
+                                  {name: f"lego_build.backend.passes.{name}:PASS" for name in ORDER})
+
 
 def get(name: str) -> Pass:
-    import importlib
-
-    if name not in ORDER:
-        raise KeyError(name)
-    return importlib.import_module(f"{__name__}.{name}").PASS
+    """The pass ``name`` (built-in or plugin); :class:`ConfigError` naming the choices if unknown."""
+    return PASSES.get(name)
 
 
 def pipeline(names: tuple[str, ...] | list[str] = ORDER) -> tuple[Pass, ...]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from lego_build.backend.passes import Pass
+from lego_build.config.schema import OptimizerConf
 from lego_build.ir.dag import DAG
-
-from . import Pass
 
 
 def signed_bits(lo: int, hi: int) -> int:
@@ -25,7 +25,7 @@ def signed_bits(lo: int, hi: int) -> int:
     return bits
 
 
-def run(dag: DAG, cfg: object = None) -> DAG:
+def run(dag: DAG, cfg: OptimizerConf) -> DAG:
     order = _topological(dag)
     ranges: dict[str, tuple[int, int]] = {}
     width: dict[str, int] = {n.name: n.width for n in dag.nodes}

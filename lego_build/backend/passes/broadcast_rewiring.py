@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from lego_build.backend.passes import Pass
+from lego_build.backend.passes.delay_matching import broadcast_groups, greedy_schedule, lp_schedule
+from lego_build.config.schema import OptimizerConf
 from lego_build.ir.dag import DAG, Edge, Node
-
-from . import Pass
-from .delay_matching import broadcast_groups, greedy_schedule, lp_schedule
 
 
 def rewire(dag: DAG) -> DAG:
@@ -45,13 +45,11 @@ def rewire(dag: DAG) -> DAG:
     return replace(dag, nodes=tuple(nodes), edges=tuple(edges))
 
 
-def run(dag: DAG, cfg) -> DAG:
-    lp = getattr(cfg, "delay_matching", "lp") == "lp"
-    limit = getattr(cfg, "time_limit_s", 60.0)
-    solver = getattr(cfg, "solver", "cbc")
-    stage1 = lp_schedule(dag, limit, broadcast_max=True, solver=solver)[0] if lp else greedy_schedule(dag)
+def run(dag: DAG, cfg: OptimizerConf) -> DAG:
+    lp = cfg.delay_matching == "lp"
+    stage1 = lp_schedule(dag, cfg.time_limit_s, cfg.solver, broadcast_max=True)[0] if lp else greedy_schedule(dag)
     rewired = rewire(dag.with_delays(stage1))
-    stage3 = lp_schedule(rewired, limit, solver=solver)[0] if lp else greedy_schedule(rewired)
+    stage3 = lp_schedule(rewired, cfg.time_limit_s, cfg.solver)[0] if lp else greedy_schedule(rewired)
     return replace(rewired.with_delays(stage3), passes=dag.passes + ("broadcast_rewiring",))
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lego_build.ir.dag import DAG, Node
+from lego_build.backend.passes import Pass
+from lego_build.config.schema import OptimizerConf
+from lego_build.ir.dag import DAG, DelaySpec, Node
 
-from . import Pass
 
-
-def run(dag: DAG, cfg=None) -> DAG:
+def run(dag: DAG, cfg: OptimizerConf) -> DAG:
     nodes = list(dag.nodes)
     edges = []
     schedule = dict(dag.schedule)
@@ -23,8 +23,7 @@ def run(dag: DAG, cfg=None) -> DAG:
             edges.append(e)
             continue
         name = f"dly_{e.src}_{e.src_port}__{e.dst}_{e.dst_port}"
-        attrs = (("enable", ",".join(e.enable)),) if e.enable else ()
-        nodes.append(Node(name, "delay", e.delay, e.width, attrs))
+        nodes.append(Node(name, "delay", e.delay, e.width, DelaySpec(e.enable)))
         schedule[name] = schedule[e.src] + e.delay
         edges += [replace(e, dst=name, dst_port="in", delay=0, enable=()),
                   replace(e, src=name, src_port="out", delay=0, enable=())]

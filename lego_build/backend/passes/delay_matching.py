@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lego_build.flow.stages import StageError
+from lego_build.backend.passes import Pass
+from lego_build.backend.passes.bitwidth import _topological
+from lego_build.backend.solver import solve
+from lego_build.config.schema import OptimizerConf
+from lego_build.errors import StageError
 from lego_build.ir.dag import DAG
-
-from ..solver import solve
-from . import Pass
-from .bitwidth import _topological
 
 
 def _sources(dag: DAG) -> list[str]:
@@ -63,8 +63,8 @@ def broadcast_groups(dag: DAG) -> dict[tuple[str, str], list[int]]:
     return {k: v for k, v in sorted(groups.items()) if len(v) > 1}
 
 
-def lp_schedule(dag: DAG, time_limit_s: float, broadcast_max: bool = False,
-                solver: str = "cbc") -> tuple[dict[str, int], float]:
+def lp_schedule(dag: DAG, time_limit_s: float, solver: str,
+                broadcast_max: bool = False) -> tuple[dict[str, int], float]:
     """Eq. 5.2 by LP. With ``broadcast_max`` a broadcast pin costs only its largest delay
     (the optimistic forward-chain cost of seed 004 §5.3, stage 1)."""
     import pulp
@@ -110,11 +110,11 @@ def lp_schedule(dag: DAG, time_limit_s: float, broadcast_max: bool = False,
     return {n: int(round(v.value())) for n, v in var.items()}, float(pulp.value(primary))
 
 
-def run(dag: DAG, cfg) -> DAG:
+def run(dag: DAG, cfg: OptimizerConf) -> DAG:
     if cfg.delay_matching == "greedy":
         schedule = greedy_schedule(dag)
     else:
-        schedule, _ = lp_schedule(dag, cfg.time_limit_s, solver=getattr(cfg, "solver", "cbc"))
+        schedule, _ = lp_schedule(dag, cfg.time_limit_s, cfg.solver)
     out = dag.with_delays(schedule)
     bad = [e for e in out.edges if e.delay < 0]
     if bad:

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lego_build.ir.dag import DAG
+from lego_build.backend.passes import Pass
+from lego_build.config.schema import OptimizerConf
+from lego_build.ir.dag import DAG, FifoSpec
 
-from . import Pass
 
-
-def run(dag: DAG, cfg: object = None) -> DAG:
+def run(dag: DAG, cfg: OptimizerConf) -> DAG:
     nodes = []
     for n in dag.nodes:
-        static = int(dict(n.attrs).get("static_depth", "0")) if n.kind == "fifo" else 0
-        if static:
-            attrs = tuple((k, str(static) if k == "capacity" else v) for k, v in n.attrs)
-            n = replace(n, attrs=attrs)
+        if n.kind == "fifo" and (fifo := n.spec(FifoSpec)).static_depth:
+            n = replace(n, attrs=replace(fifo, capacity=fifo.static_depth))
         nodes.append(n)
     return replace(dag, nodes=tuple(nodes), passes=dag.passes + ("fifo_sizing",))
 

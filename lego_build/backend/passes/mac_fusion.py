@@ -5,31 +5,32 @@ A multiplier whose only consumer is an accumulator becomes one ``mac`` primitive
 FPGA tools map onto one DSP slice (multiplier, pipeline register, accumulator).
 The fused node keeps the pair's latency and the multiplier's control-flow anchor,
 so delay matching and the schedule are unchanged; the ``first`` input is delayed
-inside the primitive to meet the product at the accumulate stage. Multipliers of another
-FU kind (node attribute ``fu``, e.g. ``bitfusion``) are left alone, and so, all or
-nothing, is the whole array.
+inside the primitive to meet the product at the accumulate stage. Multipliers of an FU
+kind that is no DSP-slice multiply (``FU.dsp_fusable`` false, e.g. ``bitfusion``) are left
+alone, and so, all or nothing, is the whole array.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
-from lego_build.ir.dag import DAG, Node
+from lego_build.backend.fus import FUS
+from lego_build.backend.passes import Pass
+from lego_build.config.schema import OptimizerConf
+from lego_build.ir.dag import DAG, MulSpec, Node
 
-from . import Pass
 
-
-def run(dag: DAG, cfg=None) -> DAG:
+def run(dag: DAG, cfg: OptimizerConf) -> DAG:
     nodes = {n.name: n for n in dag.nodes}
     consumers: dict[str, list] = {}
     for e in dag.edges:
         consumers.setdefault(e.src, []).append(e)
     fused = {}
     for n in dag.nodes:
+        if n.kind != "mul" or not FUS.get(n.spec(MulSpec).fu).dsp_fusable:
+            continue
         outs = consumers.get(n.name, [])
         two_operands = sum(1 for e in dag.edges if e.dst == n.name) == 2
-        plain = dict(n.attrs).get("fu", "mac") == "mac"  # a BitFusion multiplier is no DSP-slice multiply
-        if n.kind == "mul" and plain and two_operands and len(outs) == 1 and nodes[outs[0].dst].kind == "acc" \
-                and outs[0].dst_port == "p":
+        if two_operands and len(outs) == 1 and nodes[outs[0].dst].kind == "acc" and outs[0].dst_port == "p":
             fused[outs[0].dst] = n.name
     anchored = {name for name, _ in dag.anchors}
     if not fused or not anchored <= set(fused.values()):

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lego_build.flow.stages import StageError
-from lego_build.ir.dag import DAG, Edge, Node
-
-from ..solver import solve
-from . import Pass
+from lego_build.backend.passes import Pass
+from lego_build.backend.solver import solve
+from lego_build.config.schema import OptimizerConf
+from lego_build.errors import StageError
+from lego_build.ir.dag import DAG, Edge, GateSpec, MuxSpec, Node
 
 
 def usage_table(dag: DAG, node: str) -> dict[str, set[str]]:
@@ -28,13 +28,12 @@ def usage_table(dag: DAG, node: str) -> dict[str, set[str]]:
     table = {}
     for e in dag.inputs_of(node):
         src = nodes[e.src]
-        table[e.dst_port] = set(dict(src.attrs)["dataflows"].split(",")) if src.kind == "gate" \
-            else set(dag.dataflows)
+        table[e.dst_port] = set(src.spec(GateSpec).dataflows) if src.kind == "gate" else set(dag.dataflows)
     return table
 
 
 def remap(table: dict[str, set[str]], dataflows: tuple[str, ...], time_limit_s: float,
-          solver: str = "cbc") -> dict[str, dict[str, int]]:
+          solver: str) -> dict[str, dict[str, int]]:
     """0-1 program of §5.4: ``{dataflow: {original pin: physical pin}}``."""
     import pulp
 
@@ -76,10 +75,9 @@ def _plan(mapping, table, dataflows, width):
     return plan
 
 
-def run(dag: DAG, cfg) -> DAG:
+def run(dag: DAG, cfg: OptimizerConf) -> DAG:
     if len(dag.dataflows) < 2:
         return replace(dag, passes=dag.passes + ("pin_reuse",))
-    limit = getattr(cfg, "time_limit_s", 60.0)
     nodes, edges = list(dag.nodes), list(dag.edges)
     sel_bits = dag.node("dfsel").width
     for add in [n for n in dag.nodes if n.kind == "add"]:
@@ -87,7 +85,7 @@ def run(dag: DAG, cfg) -> DAG:
         width = max(sum(1 for p in table if k in table[p]) for k in dag.dataflows)
         if width >= len(table):
             continue
-        mapping = remap(table, dag.dataflows, limit, getattr(cfg, "solver", "cbc"))
+        mapping = remap(table, dag.dataflows, cfg.time_limit_s, cfg.solver)
         plan = _plan(mapping, table, dag.dataflows, width)
         if plan is None:
             continue
@@ -100,7 +98,7 @@ def run(dag: DAG, cfg) -> DAG:
                 continue
             mux = f"{add.name}_pin{j}"
             width_bits = max(inputs[i].width for i in feeding)
-            nodes.append(Node(mux, "mux", 0, width_bits, (("select", ",".join(f"{k}:{v}" for k, v in choice.items())),)))
+            nodes.append(Node(mux, "mux", 0, width_bits, MuxSpec(tuple(choice.items()))))
             edges += [replace(inputs[i], dst=mux, dst_port=f"i{n}") for n, i in enumerate(feeding)]
             edges += [Edge("dfsel", "sel", mux, "sel", sel_bits), Edge(mux, "out", add.name, port, width_bits)]
     return replace(dag, nodes=tuple(nodes), edges=tuple(edges), passes=dag.passes + ("pin_reuse",))

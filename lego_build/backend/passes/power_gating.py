@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lego_build.ir.dag import DAG
-
-from . import Pass
+from lego_build.backend.passes import Pass
+from lego_build.config.schema import OptimizerConf
+from lego_build.ir.dag import DAG, GateSpec, MuxSpec
 
 
 def live_edges(dag: DAG, dataflow: str) -> set[int]:
@@ -26,19 +26,17 @@ def live_edges(dag: DAG, dataflow: str) -> set[int]:
         into.setdefault(e.dst, []).append(i)
 
     def passes(node, port) -> bool:
-        attrs = dict(node.attrs)
         if node.kind == "gate":
-            return port == "sel" or dataflow in attrs["dataflows"].split(",")
+            return port == "sel" or dataflow in node.spec(GateSpec).dataflows
         if node.kind == "mux":
-            chosen = dict(item.split(":") for item in attrs["select"].split(","))[dataflow]
-            return port in ("sel", f"i{chosen}")
+            return port in ("sel", f"i{node.spec(MuxSpec).input_of(dataflow)}")
         return True
 
     def writes(node) -> bool:
         gate = next((dag.edges[i] for i in into.get(node.name, ()) if dag.edges[i].dst_port == "we"), None)
         if gate is None or nodes[gate.src].kind != "gate":
             return True
-        return dataflow in dict(nodes[gate.src].attrs)["dataflows"].split(",")
+        return dataflow in nodes[gate.src].spec(GateSpec).dataflows
 
     live: set[int] = set()
     stack = [n.name for n in dag.nodes if n.kind == "write" and writes(n)]
@@ -55,7 +53,7 @@ def live_edges(dag: DAG, dataflow: str) -> set[int]:
     return live
 
 
-def run(dag: DAG, cfg=None) -> DAG:
+def run(dag: DAG, cfg: OptimizerConf) -> DAG:
     if len(dag.dataflows) < 2:
         return replace(dag, passes=dag.passes + ("power_gating",))
     live = {df: live_edges(dag, df) for df in dag.dataflows}

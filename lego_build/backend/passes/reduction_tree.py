@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from lego_build.backend.passes import Pass
+from lego_build.config.schema import OptimizerConf
 from lego_build.ir.dag import DAG, Edge, Node
-
-from . import Pass
 
 
 def _chains(dag: DAG) -> list[list[str]]:
@@ -38,7 +38,7 @@ def _chains(dag: DAG) -> list[list[str]]:
     return chains
 
 
-def run(dag: DAG, cfg: object = None) -> DAG:
+def run(dag: DAG, cfg: OptimizerConf) -> DAG:
     anchor = dict(dag.anchors)
     nodes = {n.name: n for n in dag.nodes}
     edges = list(dag.edges)

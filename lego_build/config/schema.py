@@ -1,0 +1,499 @@
+"""Structured-config schemas: one dataclass per config-group option.
+
+Hydra composes ``conf/`` against these schemas (registered as ``base_<option>`` in
+the ConfigStore), so an unknown key or a wrong type fails during composition with
+the key's full name. Value checks that types cannot express (positive sizes,
+known objective names) live in ``__post_init__`` and raise :class:`ConfigError`
+naming the key; they run when the composed config is turned into objects.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from omegaconf import MISSING
+
+from lego_build.errors import ConfigError
+from lego_build.ir.families import FAMILIES
+from lego_build.ir.mapping import MAPSPACES, OBJECTIVES
+from lego_build.ir.testdata import GENERATED, PATTERNS
+
+
+def _positive(group: str, obj: Any, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if value <= 0:
+            raise ConfigError(f"{group}.{name}={value}: must be a positive integer")
+
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+
+def _name(key: str, value: str) -> None:
+    """Names end up in paths (``out/<arch>-<workload>-<hash>``) and reports next to Verilog
+    identifiers: letters, digits and ``_`` only, so ``../x``, ``a b`` or ``x;y`` cannot escape
+    ``out/`` or break a tool that reads them."""
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
+        raise ConfigError(f"{key}={value!r}: not a valid name; use 1-64 letters, digits and _, "
+                          "starting with a letter (e.g. my_array)")
+
+
+def _choice(group: str, name: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ConfigError(f"{group}.{name}={value!r}: must be one of {', '.join(choices)}")
+
+
+#: what a design does with a sum wider than its accumulator (``arch.overflow``)
+OVERFLOW: tuple[str, ...] = ("error", "wrap")
+
+# --------------------------------------------------------------------------- workload
+# ``kind`` selects how the workload is built (lego_build.analysis.from_config.workload_from_config).
+@dataclass
+class GemmWorkload:
+    """``Y[b, m, n] += A[b, m, k] * B[b, k, n]`` with signed ``bits``-bit operands."""
+
+    name: str = "gemm"
+    kind: str = "gemm"
+    M: int = 16
+    N: int = 16
+    K: int = 16
+    batch: int = 1
+    bits: int = 8
+
+    def __post_init__(self) -> None:
+        _choice("workload", "kind", self.kind, ("gemm",))
+        _positive("workload", self, "M", "N", "K", "batch", "bits")
+
+
+@dataclass
+class Conv2dWorkload:
+    """``Y[n, k, oh, ow] += X[n, c, s*oh + d*kh - pad, s*ow + d*kw - pad] * W[k, c, kh, kw]``, grouped."""
+
+    name: str = "conv2d"
+    kind: str = "conv2d"
+    batch: int = 1
+    in_ch: int = 16
+    out_ch: int = 16
+    in_h: int = 14
+    in_w: int = 14
+    kh: int = 3
+    kw: int = 3
+    stride: int = 1
+    pad: int = 1
+    dilation: int = 1
+    groups: int = 1
+    bits: int = 8
+
+    def __post_init__(self) -> None:
+        _choice("workload", "kind", self.kind, ("conv2d",))
+        _positive("workload", self, "batch", "in_ch", "out_ch", "in_h", "in_w", "kh", "kw", "stride",
+                  "dilation", "groups", "bits")
+        if self.pad < 0:
+            raise ConfigError(f"workload.pad={self.pad}: must be >= 0")
+        for key in ("in_ch", "out_ch"):
+            if getattr(self, key) % self.groups:
+                raise ConfigError(f"workload.{key}={getattr(self, key)}: not divisible by "
+                                  f"workload.groups={self.groups}; make the channel counts multiples of the groups")
+        for axis, size, k in (("h", self.in_h, self.kh), ("w", self.in_w, self.kw)):
+            if size + 2 * self.pad < self.dilation * (k - 1) + 1:
+                raise ConfigError(f"workload.in_{axis}={size}: smaller than the kernel k{axis}={k} even with padding; "
+                                  "use a larger input, a smaller kernel or more padding")
+
+
+@dataclass
+class MttkrpWorkload:
+    """``D[i, j] += A[i, k, l] * B[k, j] * C[l, j]``."""
+
+    name: str = "mttkrp"
+    kind: str = "mttkrp"
+    I: int = 64
+    J: int = 16
+    K: int = 32
+    L: int = 32
+    bits: int = 8
+
+    def __post_init__(self) -> None:
+        _choice("workload", "kind", self.kind, ("mttkrp",))
+        _positive("workload", self, "I", "J", "K", "L", "bits")
+
+
+@dataclass
+class TtmcWorkload:
+    """``Y[i, j, k] += X[i, l, m] * B[l, j] * C[m, k]`` (tensor-times-matrix chain)."""
+
+    name: str = "ttmc"
+    kind: str = "ttmc"
+    I: int = 16
+    J: int = 8
+    K: int = 8
+    L: int = 16
+    M: int = 16
+    bits: int = 8
+
+    def __post_init__(self) -> None:
+        _choice("workload", "kind", self.kind, ("ttmc",))
+        _positive("workload", self, "I", "J", "K", "L", "M", "bits")
+
+
+@dataclass
+class AttentionWorkload:
+    """Scaled dot-product attention: ``S = Q K^T`` and ``O = softmax(S) V`` per head."""
+
+    name: str = "attention"
+    kind: str = "attention"
+    batch: int = 1
+    heads: int = 12
+    seq_q: int = 128
+    seq_kv: int = 128
+    head_dim: int = 64
+    bits: int = 8
+
+    def __post_init__(self) -> None:
+        _choice("workload", "kind", self.kind, ("attention",))
+        _positive("workload", self, "batch", "heads", "seq_q", "seq_kv", "head_dim", "bits")
+
+
+@dataclass
+class NetworkWorkload:
+    """A built-in network from published layer shapes (``lego_build.analysis.networks``)."""
+
+    name: str = MISSING
+    kind: str = "network"
+    network: str = MISSING
+    batch: int = 1
+    bits: int = 8
+
+    def __post_init__(self) -> None:
+        _choice("workload", "kind", self.kind, ("network",))
+        _positive("workload", self, "batch", "bits")
+
+
+@dataclass
+class ModelFileWorkload:
+    """A model file: ONNX, TFLite flatbuffer, a Timeloop problem YAML, or a plugin's format
+    (``kind`` names an importer: lego_build.analysis.importers.IMPORTERS, checked by
+    :func:`lego_build.flow.validate.check_names`)."""
+
+    name: str = MISSING
+    kind: str = MISSING
+    path: str = MISSING
+    batch: int = 1
+    bits: int = 8
+
+    def __post_init__(self) -> None:
+        _positive("workload", self, "batch", "bits")
+        if not self.path:
+            raise ConfigError(f"workload.path: give the {self.kind} file, e.g. workload.path=model.{self.kind}")
+
+
+# --------------------------------------------------------------------------- arch
+@dataclass
+class EnergyConf:
+    """Per-access energies in pJ (seed 001 Table 5.2, 28 nm)."""
+
+    mac_pj: float = 0.075
+    hop_pj: float = 0.035
+    l1_pj: float = 6.0
+    dram_pj: float = 200.0
+
+
+@dataclass
+class MemLevelConf:
+    """One memory level of the cost model (seed 001 §3 resource allocation), listed inner -> outer.
+
+    ``size_bytes`` is per instance (0: unbounded, the DRAM level, which must be last);
+    ``roles`` are the tensors it stores (``input``, ``weight``, ``output``; the others
+    bypass it); ``read_pj``/``write_pj`` per access of ``width_bits`` (-1: Table 5.2
+    interpolated from the size); ``bandwidth_bits`` per cycle per instance (0:
+    unlimited); ``per_pe`` levels are replicated per PE below the array; ``partition``
+    gives per-role sizes instead of one shared ``size_bytes``.
+    """
+
+    name: str = MISSING
+    size_bytes: int = 0
+    roles: List[str] = field(default_factory=lambda: ["input", "weight", "output"])
+    read_pj: float = -1.0
+    write_pj: float = -1.0
+    width_bits: int = 16
+    bandwidth_bits: float = 0.0
+    per_pe: bool = False
+    partition: Dict[str, int] = field(default_factory=dict)
+    double_buffered: bool = True
+
+
+def _check_memory(levels: List[MemLevelConf]) -> None:
+    roles = ("input", "weight", "output")
+    names = set()
+    for i, m in enumerate(levels):
+        key = f"arch.memory[{i}]"
+        if m.name in names:
+            raise ConfigError(f"{key}.name={m.name!r}: two levels have this name; give each level its own")
+        names.add(m.name)
+        for r in (*m.roles, *m.partition):
+            if r not in roles:
+                raise ConfigError(f"{key}.roles: unknown role {r!r}; choose from {', '.join(roles)}")
+        missing = [r for r in m.roles if m.partition and r not in m.partition]
+        if missing:
+            raise ConfigError(f"{key}.partition: no size for role {missing[0]!r} (give every stored role a size)")
+        if m.size_bytes < 0 or any(v <= 0 for v in m.partition.values()):
+            raise ConfigError(f"{key}.size_bytes={m.size_bytes}: sizes must be positive (0 only for DRAM)")
+        if m.width_bits <= 0 or m.bandwidth_bits < 0:
+            raise ConfigError(f"{key}.width_bits={m.width_bits}, bandwidth_bits={m.bandwidth_bits}: must be positive")
+        last = i == len(levels) - 1
+        if (m.size_bytes == 0 and not m.partition) != last:
+            raise ConfigError(f"{key}.size_bytes={m.size_bytes}: exactly the last (outermost) level, DRAM, "
+                              "is unbounded; set size_bytes=0 on the last level only")
+        if m.per_pe and (last or (i and not levels[i - 1].per_pe)):
+            raise ConfigError(f"{key}.per_pe: per-PE levels must be the innermost ones, below every shared level")
+    if levels and all(m.per_pe for m in levels[:-1]) and len(levels) < 2:
+        raise ConfigError("arch.memory: give at least one on-chip level and DRAM")
+
+
+@dataclass
+class MulticoreConf:
+    """A multicore NPU of small-scratchpad cores (seed 003's NMP): the target of ``mapper=tso``.
+
+    ``clusters`` x ``cores`` cores (TLEs x TLTs); per core three scratchpads (inputs,
+    weights, outputs) and a MAC datapath of ``datapath_bits`` (16 MACs/cycle at 8 bit, 8 at
+    16 bit); one DMA per cluster that multicasts inside it; DRAM read in ``burst_bytes``
+    bursts, each costing ``burst_ns`` on top of ``bytes / bandwidth_gbps`` (Algorithm 4).
+    ``element_bits`` is the tensor width the slicing is computed for. ``overlap``: transfers
+    run under the MACs (time = max) instead of after them (sum, the NMP's behaviour).
+    """
+
+    clusters: int = 4
+    cores: int = 8
+    spad_in_bytes: int = 8192
+    spad_w_bytes: int = 8192
+    spad_out_bytes: int = 8192
+    datapath_bits: int = 128
+    element_bits: int = 16
+    clock_ghz: float = 1.0
+    burst_bytes: int = 128
+    burst_ns: float = 14.0
+    bandwidth_gbps: float = 17.0
+    overlap: bool = False
+
+    def __post_init__(self) -> None:
+        _positive("arch.multicore", self, "clusters", "cores", "spad_in_bytes", "spad_w_bytes", "spad_out_bytes",
+                  "datapath_bits", "element_bits", "burst_bytes")
+        for key in ("clock_ghz", "bandwidth_gbps"):
+            if getattr(self, key) <= 0:
+                raise ConfigError(f"arch.multicore.{key}={getattr(self, key)}: must be > 0")
+        if self.burst_ns < 0:
+            raise ConfigError(f"arch.multicore.burst_ns={self.burst_ns}: must be >= 0")
+        if self.element_bits % 8 or self.datapath_bits % self.element_bits:
+            raise ConfigError(f"arch.multicore.element_bits={self.element_bits}: must be whole bytes dividing "
+                              f"arch.multicore.datapath_bits={self.datapath_bits}")
+        if self.clusters > 1 and self.clusters % 2:
+            raise ConfigError(f"arch.multicore.clusters={self.clusters}: KS&OFM splits the clusters in two halves, "
+                              "so use 1 or an even number")
+
+
+@dataclass
+class DataflowConf:
+    """One spatial dataflow of the array (seed 004 §3.2), written by dim names of ``arch.family``.
+
+    ``spatial[j]`` is what array axis ``j`` (rows, then cols) unrolls: ``"m"``, or
+    ``"x:4,k:4"`` for several dims on one axis (outer to inner, extents multiply to
+    the axis size). ``interstellar`` is the alternative spelling of seed 001 ch. 3
+    (``"C|K"``, ``"FY|Y"``, ``"C|K4X4"``, ``"[c|k, x2|y2]"``). ``temporal`` fixes the loop
+    nest (outer to inner) when the hardware supports only that one; a tiled dim has
+    inner levels ``dim:trips`` under its open outermost level.
+    """
+
+    spatial: List[str] = field(default_factory=list)
+    interstellar: str = ""
+    temporal: List[str] = field(default_factory=list)
+
+
+@dataclass
+class ArchConf:
+    """A 2-D FU array and its spatial dataflows (several make a switchable design).
+
+    Layers of other kernel families are lowered to ``family``
+    (lego_build.analysis.lowering). ``control_flow`` is ``c`` of seed 004 eq. 3.6;
+    ``d_s`` and ``d_t`` bound link length and FIFO depth (eq. 4.1, 4.3); ``d_t = 0``
+    means no FIFOs between FUs (direct links only). ``fu`` is the FU's multiplier:
+    ``mac`` (a signed ``operand_bits`` multiplier: int8 by default, 16-bit with
+    ``operand_bits=16``) or ``bitfusion`` (BitFusion-style shift-add of 2-bit x 2-bit
+    BitBrick products, rtl_templates_free.mk_bitfusion_mul; ``operand_bits`` even), or a plugin's
+    (entry-point group ``lego_build.fus``); the name and the widths it supports are checked by
+    :func:`lego_build.flow.validate.check_names`.
+    """
+
+    name: str = "systolic"
+    family: str = "gemm"
+    rows: int = 4
+    cols: int = 4
+    fu: str = "mac"
+    ppu: bool = True  # post-processing unit on the output path: requantise, ReLU, LUT activation
+    operand_bits: int = 8
+    acc_bits: int = 32
+    overflow: str = "error"
+    dataflows: Dict[str, DataflowConf] = field(default_factory=dict)  # presets name theirs
+    control_flow: List[int] = field(default_factory=lambda: [1, 1])
+    d_s: int = 1
+    d_t: int = 0
+    buffer_depth: int = 4096
+    max_fus: int = 4096
+    clock_mhz: float = 500.0
+    dram_bytes_per_cycle: float = 16.0
+    energy: EnergyConf = field(default_factory=EnergyConf)
+    memory: List[MemLevelConf] = field(default_factory=list)  # cost-model levels; empty: the generated array's own
+    multicore: Optional[MulticoreConf] = None  # a multicore NPU for mapper=tso (arch=nmp)
+
+    def __post_init__(self) -> None:
+        _check_memory(self.memory)
+        _positive("arch", self, "rows", "cols", "operand_bits", "acc_bits", "d_s", "buffer_depth", "max_fus")
+        if self.d_t < 0:
+            raise ConfigError(f"arch.d_t={self.d_t}: must be >= 0 (0: no FIFOs between FUs)")
+        _choice("arch", "overflow", self.overflow, OVERFLOW)
+        _choice("arch", "family", self.family, tuple(FAMILIES))
+        if self.rows * self.cols > self.max_fus:
+            raise ConfigError(
+                f"arch.rows x arch.cols = {self.rows * self.cols} FUs exceeds arch.max_fus={self.max_fus}; "
+                "use a smaller array or raise arch.max_fus"
+            )
+        if not self.dataflows:
+            raise ConfigError("arch.dataflows: give at least one dataflow, e.g. arch.dataflows.main.spatial=[m,n]")
+        if len(self.control_flow) != 2 or any(c not in (-1, 0, 1) for c in self.control_flow):
+            raise ConfigError(f"arch.control_flow={list(self.control_flow)}: needs two values from -1, 0, 1")
+        if self.operand_bits > 32 or self.acc_bits > 64:
+            raise ConfigError(
+                f"arch.operand_bits={self.operand_bits}, arch.acc_bits={self.acc_bits}: limits are 32 and 64 bits; "
+                "use narrower operands"
+            )
+        if self.acc_bits < 2 * self.operand_bits:
+            raise ConfigError(f"arch.acc_bits={self.acc_bits}: must hold a product (>= 2 x arch.operand_bits)")
+
+
+# --------------------------------------------------------------------------- mapper
+@dataclass
+class MapperConf:
+    """How the ``map`` stage searches (lego_build.mapping.searches).
+
+    ``mapspace``: ``pfm`` (perfect factors), ``ruby-s`` / ``ruby-t`` / ``ruby`` (a
+    partial last tile at spatial / temporal / all levels, seed 002). On a generated
+    array the spatial unrolling is the dataflow's, whose address generators already
+    run a partial last tile (idle FUs), so the mapspace governs the temporal levels.
+    ``search``: ``rtml`` (seed 000 pruned), ``random`` (Timeloop-style: stops after
+    ``patience`` non-improving valid mappings; ``seed``), ``exhaustive`` (small layers).
+    """
+
+    name: str = "pfm"
+    objective: str = "energy"
+    mapspace: str = "pfm"
+    search: str = "rtml"
+    patience: int = 300
+    seed: int = 0
+    # search=tso (seed 003, on arch.multicore): burst-aware or not, fixed cluster partition / core schedule
+    burst: bool = True
+    partition: str = "auto"
+    schedule: str = "auto"
+    jobs: int = 1  # processes exploring the convs in parallel
+
+    def __post_init__(self) -> None:
+        _choice("mapper", "objective", self.objective, tuple(OBJECTIVES))
+        _choice("mapper", "mapspace", self.mapspace, tuple(MAPSPACES))
+        _choice("mapper", "partition", self.partition, ("auto", "KS", "KS&OFM", "OFM"))
+        _choice("mapper", "schedule", self.schedule, ("auto", "IS", "OS", "WS"))
+        _positive("mapper", self, "patience", "jobs")
+
+
+# --------------------------------------------------------------------------- optimizer
+@dataclass
+class OptimizerConf:
+    """Which back-end passes run, in order, and how (pass and solver names are checked against the
+    back end's registries by :func:`lego_build.flow.validate.check_names`)."""
+
+    name: str = "lego"
+    passes: List[str] = field(default_factory=lambda: ["reduction_tree", "pin_reuse", "fifo_sizing", "bitwidth", "delay_matching",
+                                                         "broadcast_rewiring", "power_gating", "delay_elaboration"])
+    delay_matching: str = "lp"
+    solver: str = "cbc"
+    time_limit_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        _choice("optimizer", "delay_matching", self.delay_matching, ("lp", "greedy"))
+        if self.time_limit_s <= 0:
+            raise ConfigError(f"optimizer.time_limit_s={self.time_limit_s}: must be > 0 seconds")
+
+
+# --------------------------------------------------------------------------- target
+@dataclass
+class TargetConf:
+    """What to check on the emitted RTL and how.
+
+    ``data``: the test-data sets every simulated tile runs with, in order
+    (lego_build.sim.golden: ``random`` seeded by ``seed``; the extremes ``min``, ``max``,
+    ``mixed``, ``alternating``; ``file``: the arrays of the ``.npz`` file ``data_file``).
+    ``max_memory_gb`` / ``max_minutes``: the estimated peak memory and time of a build
+    (lego_build.flow.budget) above which it stops before any work unless ``confirm=true``
+    (0: the machine's available memory / no time limit).
+    """
+
+    name: str = "verilator"
+    simulate: bool = True
+    lint: bool = True
+    synth: bool = False
+    waveform: bool = False
+    seed: int = 1
+    data: List[str] = field(default_factory=lambda: list(GENERATED))
+    data_file: str = ""
+    max_cycles: int = 10_000_000
+    tile_steps: int = 20_000
+    max_memory_gb: float = 0.0
+    max_minutes: float = 30.0
+    confirm: bool = False
+
+    def __post_init__(self) -> None:
+        _positive("target", self, "max_cycles", "tile_steps")
+        if not self.data:
+            raise ConfigError("target.data=[]: give at least one test-data set, e.g. target.data=[random]")
+        for pattern in self.data:
+            _choice("target", "data", pattern, PATTERNS)
+        if len(set(self.data)) != len(self.data):
+            raise ConfigError(f"target.data={list(self.data)}: a data set is listed twice; list each once")
+        if ("file" in self.data) != bool(self.data_file):
+            raise ConfigError("target.data_file: give the .npz file together with 'file' in target.data, "
+                              "e.g. target.data=[file] target.data_file=operands.npz")
+        if self.max_memory_gb < 0 or self.max_minutes < 0:
+            raise ConfigError(f"target.max_memory_gb={self.max_memory_gb}, target.max_minutes={self.max_minutes}: "
+                              "must be >= 0 (0: no limit of your own)")
+
+
+# --------------------------------------------------------------------------- root
+@dataclass
+class LegoConfig:
+    workload: Any = MISSING
+    arch: ArchConf = MISSING
+    mapper: MapperConf = MISSING
+    optimizer: OptimizerConf = MISSING
+    target: TargetConf = MISSING
+
+    def __post_init__(self) -> None:
+        for group in GROUPS:
+            _name(f"{group}.name", getattr(self, group).name)
+        for i, level in enumerate(self.arch.memory):
+            _name(f"arch.memory[{i}].name", level.name)
+        for key in self.arch.dataflows:
+            _name(f"arch.dataflows.{key}", key)
+
+
+#: (group, option name in the ConfigStore, schema)
+SCHEMAS: tuple[tuple[str, str, type], ...] = (
+    ("workload", "base_gemm", GemmWorkload),
+    ("workload", "base_conv2d", Conv2dWorkload),
+    ("workload", "base_mttkrp", MttkrpWorkload),
+    ("workload", "base_ttmc", TtmcWorkload),
+    ("workload", "base_attention", AttentionWorkload),
+    ("workload", "base_network", NetworkWorkload),
+    ("workload", "base_model_file", ModelFileWorkload),
+    ("arch", "base_arch", ArchConf),
+    ("mapper", "base_mapper", MapperConf),
+    ("optimizer", "base_optimizer", OptimizerConf),
+    ("target", "base_target", TargetConf),
+)
+GROUPS: tuple[str, ...] = ("workload", "arch", "mapper", "optimizer", "target")

@@ -1,0 +1,135 @@
+"""The JSON artifacts of a design directory, one frozen dataclass each, with a format version.
+
+A stage's JSON output is one of these types (the ADG and the DAG are IR types of their
+own, :mod:`lego_build.ir.adg`, :mod:`lego_build.ir.dag`). :data:`ARTIFACTS` maps each file
+of the stage table to its type and version; :mod:`lego_build.runtime.artifacts` writes
+them (with ``format_version``) and reads them back, refusing a file of another version
+or with keys its type does not have. Per-layer rows and per-tile results stay JSON
+objects inside the typed envelope: their fields follow the mapper's and simulator's
+findings, and the report reads them by name.
+
+A field whose metadata has ``omit_none`` is left out of the file when it is ``None``
+(``sim/result.json`` of a skipped simulation has no tiles; ``lint`` and ``synth`` appear
+when those checks ran).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lego_build.ir.adg import ADG
+from lego_build.ir.dag import DAG
+
+OMIT = {"omit_none": True}
+Json = Any  # a JSON value (dict, list, str, number, bool, None)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """``analysis.json``: the workload's layers (kernel IR, tensors, reuse), PPU work, totals."""
+
+    workload: str
+    source: str
+    layers: tuple[dict, ...]
+    unmapped: tuple[dict, ...]
+    totals: dict
+
+
+@dataclass(frozen=True)
+class Passes:
+    """``passes.json``: the optimizer preset, its pass list, and what each pass did."""
+
+    optimizer: str
+    pipeline: tuple[str, ...]
+    delay_matching: str
+    passes: tuple[dict, ...]
+
+
+@dataclass(frozen=True)
+class MappingDoc:
+    """``mapping.json``: per layer the chosen dataflow, schedule, cost and candidates; totals."""
+
+    mapper: str
+    objective: str
+    family: str
+    layers: tuple[dict, ...]
+    totals: dict
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """``sim/result.json``: ``status`` pass / fail / skipped and the tiles simulated."""
+
+    status: str
+    reason: str | None = field(default=None, metadata=OMIT)
+    lint: str | None = field(default=None, metadata=OMIT)
+    synth: dict | None = field(default=None, metadata=OMIT)
+    seed: int | None = field(default=None, metadata=OMIT)
+    data: tuple[str, ...] | None = field(default=None, metadata=OMIT)
+    overflow: str | None = field(default=None, metadata=OMIT)
+    tiles: tuple[dict, ...] | None = field(default=None, metadata=OMIT)
+    outputs: int | None = field(default=None, metadata=OMIT)
+    comparisons: int | None = field(default=None, metadata=OMIT)
+    mismatches: int | None = field(default=None, metadata=OMIT)
+    match: bool | None = field(default=None, metadata=OMIT)
+    cycles_match: bool | None = field(default=None, metadata=OMIT)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """``summary.json``: the design's key figures (what sweeps tabulate)."""
+
+    design: str
+    arch: str
+    workload: str
+    mapper: str
+    optimizer: str
+    target: str
+    array: tuple[int, ...]
+    macs: int
+    macs_mapped: int
+    layers_mapped: int
+    layers_unmappable: int
+    unmapped_ops: int
+    unmappable_mac_share: float
+    cycles: int
+    energy_pj: float
+    pj_per_mac: float
+    utilization: float
+    energy_by_level_pj: dict
+    energy_by_tensor_pj: dict
+    pipeline_latency: int
+    register_bits: int
+    accumulator: dict
+    simulation: str | None
+    simulated_tiles: tuple[dict, ...]
+    cells: int | None
+    flip_flops: int | None
+    transistors: int | None
+
+
+@dataclass(frozen=True)
+class RtlManifest:
+    """``rtl/manifest.json``: sha256 of every emitted Verilog file (the file is the mapping itself)."""
+
+    files: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ArtifactType:
+    type: type
+    version: int
+
+
+#: every JSON artifact of the stage table: its type and format version (bump the version when the
+#: type changes, so that an older design directory is rebuilt, not misread)
+ARTIFACTS: dict[str, ArtifactType] = {
+    "analysis.json": ArtifactType(Analysis, 1),
+    "adg.json": ArtifactType(ADG, 1),
+    "dag.json": ArtifactType(DAG, 1),
+    "passes.json": ArtifactType(Passes, 1),
+    "mapping.json": ArtifactType(MappingDoc, 1),
+    "rtl/manifest.json": ArtifactType(RtlManifest, 1),
+    "sim/result.json": ArtifactType(SimResult, 1),
+    "summary.json": ArtifactType(Summary, 1),
+}

@@ -1,0 +1,137 @@
+"""Every failure path of a stage (lego_build.flow.tasks.run_stage_action) goes through the journal's
+rollback: a simulation timeout, a Verilator compile failure, an interrupt inside a stage or
+between stages, an unexpected exception. Each real ``doit build`` case starts from an earlier
+build's ``out/`` and must end with one ``error:`` line, no traceback, and ``out/`` byte-identical;
+the next build then runs exactly what the failed one would have."""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from test_dodo import doit, make_project, ran, snapshot
+
+from lego_build import compose
+from lego_build.flow import stages, tasks
+from lego_build.runtime import journal
+
+# the module's builds are shared fixtures: its tests stay on one xdist worker
+pytestmark = pytest.mark.xdist_group("flow_tasks")
+
+FAKE_VERILATOR = """#!/bin/sh
+# lints and answers --version like verilator-cli, but its C++ generation fails
+case "$*" in
+  *--cc*) echo "%Error: injected failure of the C++ generation" >&2; exit 1;;
+  *) exec "{real}" "$@";;
+esac
+"""
+
+#: (case id, extra overrides, extra environment, expected exit status, words the error line has)
+CASES = (
+    ("max-cycles", ("target.max_cycles=1",), {}, 1, "target.max_cycles=1"),
+    ("verilator-compile", ("target.seed=5",), {"LEGO_VERILATOR": "<fake>"}, 1, "Verilator build failed"),
+    ("sigint-in-emit", ("target.seed=6",), {"LEGO_CRASH_AT": "emit:2:before:INT"}, 130, "stage emit interrupted"),
+    ("sigterm-in-simulate", ("target.seed=6",), {"LEGO_CRASH_AT": "simulate:3:before:TERM"}, 130,
+     "stage simulate interrupted"),
+    ("sigint-in-report", ("target.seed=6",), {"LEGO_CRASH_AT": "report:2:after:INT"}, 130, "stage report interrupted"),
+    # the last DB save happens after the build task, outside every stage: the handler rolls back itself
+    ("sigint-between-stages", ("target.seed=6",), {"LEGO_CRASH_AT": "report:5:before:INT"}, 130, "build interrupted"),
+)
+
+
+@pytest.fixture(scope="module")
+def failures(tmp_path_factory) -> dict[str, dict]:
+    root = tmp_path_factory.mktemp("failures")
+    from lego_build.sim.verilator import require_verilator
+
+    fake = root / "fake-verilator"
+    fake.write_text(FAKE_VERILATOR.format(real=require_verilator()))
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+
+    built = make_project(root / "built")  # one earlier build, copied into each case's project
+    first = doit(built, "build")
+    assert first.returncode == 0, first.stdout + first.stderr
+
+    def run(case):
+        cid, overrides, env, _, _ = case
+        project = root / cid
+        shutil.copytree(built, project, symlinks=True)
+        before = snapshot(project / "out")
+        extra = {k: str(fake) if v == "<fake>" else v for k, v in env.items()}
+        proc = _doit_env(project, extra, "build", *overrides)
+        after = snapshot(project / "out")
+        again = doit(project, "build", *overrides) if cid.startswith("sig") else None
+        return {"proc": proc, "same": after == before, "again": again}
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip((c[0] for c in CASES), pool.map(run, CASES)))
+
+
+def _doit_env(project: Path, env: dict, *args: str):
+    import subprocess
+
+    cmd = [sys.executable, "-m", "doit", "-f", str(project / "dodo.py"), *args]
+    return subprocess.run(cmd, cwd=project, capture_output=True, text=True, timeout=900, env={**os.environ, **env})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_failure_rolls_back_out(failures, case):
+    cid, _, _, code, words = case
+    proc, same = failures[cid]["proc"], failures[cid]["same"]
+    report = f"exit {proc.returncode}\nstdout:\n{proc.stdout[-1500:]}\nstderr:\n{proc.stderr[-1500:]}"
+    assert proc.returncode == code, report
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], report
+    assert "Traceback" not in proc.stdout + proc.stderr, report
+    assert same, f"out/ changed\n{report}"
+    again = failures[cid]["again"]
+    if again is not None:  # an interrupted build is finished by the next one, which runs the remaining stages
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert ran(again.stdout) >= {"emit", "simulate", "report"}
+
+
+def test_unexpected_exception_rolls_back_and_keeps_the_traceback(tmp_path, monkeypatch, capsys):
+    (tmp_path / "lego_buggy_stage_mod.py").write_text(
+        "def run(cfg, design_dir):\n"
+        "    return {}['no such key']\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(stages.STAGE_BY_NAME, "buggy",
+                        stages.Stage("buggy", (), (), ("x.json",), "lego_buggy_stage_mod:run"))
+    rolled = []
+    monkeypatch.setattr(journal, "active", lambda: type("J", (), {"rollback": lambda self: rolled.append(1)})())
+    with pytest.raises(SystemExit) as stop:
+        tasks.run_stage_action("buggy", compose(), str(tmp_path / "design"))
+    assert stop.value.code == 1 and rolled == [1]
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: stage buggy failed with KeyError: 'no such key'; this is a bug in lego_build")
+    log = Path(line.rsplit("traceback in ", 1)[1])
+    assert "lego_buggy_stage_mod.py" in log.read_text() and "KeyError" in log.read_text()
+    log.unlink()
+
+
+def test_memory_error_and_interrupt_in_a_stage(tmp_path, monkeypatch, capsys):
+    (tmp_path / "lego_hungry_stage_mod.py").write_text(
+        "def run(cfg, design_dir):\n"
+        "    raise MemoryError\n"
+        "def stop(cfg, design_dir):\n"
+        "    raise KeyboardInterrupt\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(stages.STAGE_BY_NAME, "hungry",
+                        stages.Stage("hungry", (), (), ("x.json",), "lego_hungry_stage_mod:run"))
+    monkeypatch.setitem(stages.STAGE_BY_NAME, "stopped",
+                        stages.Stage("stopped", (), (), ("x.json",), "lego_hungry_stage_mod:stop"))
+    monkeypatch.setattr(journal, "active", lambda: None)
+    with pytest.raises(SystemExit) as stop:
+        tasks.run_stage_action("hungry", compose(), str(tmp_path / "d"))
+    assert stop.value.code == 1 and "ran out of memory" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        tasks.run_stage_action("stopped", compose(), str(tmp_path / "d"))
+    assert stop.value.code == tasks.INTERRUPTED_EXIT == 130 and "stage stopped interrupted" in capsys.readouterr().err
+    assert not tasks._RUNNING  # the signal handler knows no stage is running any more

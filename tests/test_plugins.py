@@ -1,0 +1,144 @@
+"""Extension points (lego_build.runtime.registry, config presets): a user's package adds an FU,
+a back-end pass, a mapper search, a model importer and arch/workload presets without any
+file of lego_build naming it. The package is ``tests/plugins/lego_demo_plugin``; its
+``.dist-info`` beside it installs it for whoever has ``tests/plugins`` on the path."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lego_build.errors import ConfigError, StageError
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PLUGINS = REPO_ROOT / "tests" / "plugins"
+PASSES = "[reduction_tree,pin_reuse,fifo_sizing,bitwidth,wire_audit,delay_matching,broadcast_rewiring,power_gating," \
+         "delay_elaboration]"
+LAYERS_CSV = "name,M,N,K\nproj,7,5,11\nhead,4,9,6\n"
+
+
+@pytest.fixture
+def plugin(monkeypatch):
+    """The demo plugin installed for this process (entry points are read from sys.path)."""
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    for name in [m for m in sys.modules if m.startswith("lego_demo_plugin")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def test_lego_build_does_not_name_the_plugin():
+    sources = [p for d in ("lego_build", "rtl_templates_free", "conf") for p in (REPO_ROOT / d).rglob("*")
+               if p.is_file() and p.suffix in (".py", ".yaml")]
+    assert sources and not [p for p in sources if "lego_demo_plugin" in p.read_text() or "shiftadd" in p.read_text()]
+
+
+def test_registries_list_the_plugin_only_when_installed(plugin):
+    from lego_build.analysis.importers import IMPORTERS
+    from lego_build.backend.fus import FUS
+    from lego_build.backend.passes import PASSES as PASS_REGISTRY
+    from lego_build.config.compose import available_options
+    from lego_build.mapping.searches import SEARCHES
+
+    assert FUS.names() == ("mac", "bitfusion", "shiftadd")
+    assert "wire_audit" in PASS_REGISTRY and "budgeted" in SEARCHES and "gemm_csv" in IMPORTERS
+    assert {"demo_array"} <= set(available_options("arch")) and "demo_csv" in available_options("workload")
+    with pytest.raises(ConfigError, match=r"^arch.operand_bits=20: arch.fu=shiftadd builds one partial product"):
+        from lego_build import compose
+
+        compose(["arch=demo_array", "arch.operand_bits=20", "arch.acc_bits=48"])
+
+
+def test_plugin_names_are_unknown_without_the_plugin():
+    from lego_build import compose
+
+    with pytest.raises(ConfigError, match=r"^arch.fu=shiftadd: unknown; choose one of mac, bitfusion \(or install"):
+        compose(["arch.fu=shiftadd"])
+
+
+def test_wire_audit_pass_names_a_bad_edge(plugin, tmp_path):
+    from dataclasses import replace
+
+    from lego_build.backend.passes import PASSES as PASS_REGISTRY
+    from lego_build.backend.stage import optimize
+    from lego_build.flow.stages import run_stage
+    from lego_build.flow.validate import compose
+    from lego_build.runtime.artifacts import read_artifact
+
+    cfg = compose(["target=rtl"])
+    for stage in ("analyze", "graph"):
+        run_stage(stage, cfg, tmp_path)
+    dag, _, _ = optimize(read_artifact(tmp_path, "adg.json"), cfg.optimizer)
+    audit = PASS_REGISTRY.get("wire_audit")
+    assert audit.run(dag, cfg.optimizer).passes[-1] == "wire_audit"
+    edge = dag.edges[0]
+    wide = replace(dag, edges=(replace(edge, width=999), *dag.edges[1:]))
+    with pytest.raises(StageError, match=rf"^wire_audit: edge {edge.src}\.{edge.src_port} -> .* is 999 bits"):
+        audit.run(wide, cfg.optimizer)
+
+
+@pytest.mark.slow
+def test_a_design_built_from_every_extension_simulates_bit_exact(tmp_path):
+    """``doit build`` in a fresh project, with the plugin installed: its arch preset (the shift-add
+    FU), its workload preset (the CSV importer), its search and its pass, through Verilator."""
+    shutil.copy(REPO_ROOT / "dodo.py", tmp_path / "dodo.py")
+    (tmp_path / "layers.csv").write_text(LAYERS_CSV)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLUGINS), os.environ.get("PYTHONPATH", "")])}
+    args = ["arch=demo_array", "workload=demo_csv", "mapper.search=budgeted", "mapper.patience=20",
+            f"optimizer.passes={PASSES}"]
+    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(tmp_path / "dodo.py"), "build", *args],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    design = (tmp_path / "out" / "latest").resolve()
+    manifest = json.loads((design / "rtl" / "manifest.json").read_text())
+    assert any(name.startswith("demo_shiftadd_8x8") for name in manifest)  # the plugin's FU was generated
+    dag = json.loads((design / "dag.json").read_text())
+    assert "wire_audit" in dag["passes"]
+    mapping = json.loads((design / "mapping.json").read_text())
+    assert [e["name"] for e in mapping["layers"]] == ["proj", "head"]  # the CSV's layers
+    assert all(0 < e["candidates"]["valid"] <= 20 for e in mapping["layers"])  # the budget held
+    sim = json.loads((design / "sim" / "result.json").read_text())
+    assert sim["status"] == "pass" and sim["mismatches"] == 0 and sim["comparisons"] > 0
+    assert "fu: shiftadd" in (design / "config.yaml").read_text()
+    # without the plugin the same command is a one-line config error, and out/ is untouched
+    before = sorted(p.relative_to(tmp_path) for p in (tmp_path / "out").rglob("*"))
+    bare = subprocess.run([sys.executable, "-m", "doit", "-f", str(tmp_path / "dodo.py"), "build", *args],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert bare.returncode == 2 and bare.stderr.count("\n") == 1 and "arch=demo_array" in bare.stderr, bare.stderr
+    assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "out").rglob("*")) == before
+
+
+def test_editing_a_plugin_changes_the_code_hash(tmp_path, monkeypatch):
+    from lego_build.flow.tasks import code_hash
+
+    copy = tmp_path / "plugins"
+    shutil.copytree(PLUGINS, copy)
+    monkeypatch.syspath_prepend(str(copy))
+    for name in [m for m in sys.modules if m.startswith("lego_demo_plugin")]:
+        monkeypatch.delitem(sys.modules, name)  # found afresh, in the copy
+    before = code_hash()
+    assert before != code_hash(plugins=False)
+    search = copy / "lego_demo_plugin" / "search.py"
+    search.write_text(search.read_text() + "\n# edited\n")
+    assert code_hash() != before
+
+
+def test_readme_extending_section_matches_the_demo_plugin():
+    """The README's entry points are the demo plugin's, and its build command is the one built above."""
+    import configparser
+    import re
+    import tomllib
+
+    section = (REPO_ROOT / "README.md").read_text().split("## Extending", 1)[1].split("\n## ", 1)[0]
+    toml = tomllib.loads(re.search(r"```toml\n(.*?)```", section, re.S).group(1))
+    documented = {group: dict(eps) for group, eps in toml["project"]["entry-points"].items()}
+    dist = configparser.ConfigParser()
+    dist.optionxform = str
+    dist.read(PLUGINS / "lego_demo_plugin-0.1.dist-info" / "entry_points.txt")
+    assert documented == {group: dict(dist[group]) for group in dist.sections()}
+    command = " ".join(section.split("Then `", 1)[1].split("`", 1)[0].split())
+    assert command == "doit build " + " ".join(
+        ["arch=demo_array", "workload=demo_csv", "mapper.search=budgeted", f"optimizer.passes={PASSES}"])

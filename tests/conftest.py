@@ -11,7 +11,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "slow: runs full doit builds in a subprocess (still part of the default run; deselect with -m 'not slow')",
+        "slow: builds, simulates or sweeps designs (part of the default run and CI; -m 'not slow' is the quick run)",
     )
 
 

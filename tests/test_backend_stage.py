@@ -4,6 +4,9 @@ import pytest
 from lego_build import compose, run_all
 from lego_build.runtime.atomic import read_json
 
+# builds and simulates designs: deselect with -m 'not slow' for a quick run
+pytestmark = pytest.mark.slow
+
 ICOC = ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[ic,oc]", "arch.control_flow=[0,0]",
         "workload.in_h=6", "workload.in_w=5", "workload.in_ch=6", "workload.out_ch=5"]
 

@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 # the module's builds are shared fixtures: its tests stay on one xdist worker
-pytestmark = pytest.mark.xdist_group("bad_inputs")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("bad_inputs")]
 
 #: words of an instruction: every message must say what to do next
 ADVICE = re.compile(r"\b(use|give|choose|must|make|set|raise|install|fix|write|expected|check|rename|"

@@ -20,7 +20,7 @@ from lego_build.flow import tasks
 from lego_build.flow.stages import STAGES
 
 # the module's builds are shared fixtures: its tests stay on one xdist worker
-pytestmark = pytest.mark.xdist_group("dodo")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dodo")]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DODO = REPO_ROOT / "dodo.py"

@@ -12,6 +12,9 @@ from lego_build.runtime.atomic import read_json
 from lego_build.sim import verilator
 
 
+# builds and simulates designs: deselect with -m 'not slow' for a quick run
+pytestmark = pytest.mark.slow
+
 def _build(tmp_path, overrides=()):
     cfg = compose(list(overrides))
     for stage in ("analyze", "graph", "optimize", "emit"):

@@ -17,6 +17,9 @@ import pytest
 from lego_build.flow.app import expand, output_dirs
 from lego_build.flow.sweep import pareto_figure, pareto_front, sweep_name
 
+# builds and simulates designs: deselect with -m 'not slow' for a quick run
+pytestmark = pytest.mark.slow
+
 ACCEPTANCE = ["-m", "arch=eyeriss,nvdla", "workload=resnet18,mobilenetv2", "hydra/launcher=joblib",
               "hydra.launcher.n_jobs=2"]
 

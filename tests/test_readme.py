@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+# builds and simulates designs: deselect with -m 'not slow' for a quick run
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
 

@@ -14,7 +14,7 @@ from lego_build.report import plots
 from lego_build.report.html import SECTIONS, headline, load, render_html
 
 # the module's builds are shared fixtures: its tests stay on one xdist worker
-pytestmark = pytest.mark.xdist_group("report_html")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("report_html")]
 
 CHROMIUM = Path("/usr/bin/chromium")
 OVERRIDES = ["workload=resnet18", "arch=nvdla", "arch.rows=4", "arch.cols=4", "target=rtl"]

@@ -11,6 +11,9 @@ from lego_build.ir.serialize import from_jsonable
 from lego_build.runtime.atomic import read_json
 from lego_build.sim.verilator import lint, require_verilator
 
+# builds and simulates designs: deselect with -m 'not slow' for a quick run
+pytestmark = pytest.mark.slow
+
 SMALL_CONV = ["workload=conv2d", "arch=nvdla", "arch.rows=4", "arch.cols=4", "workload.in_h=6", "workload.in_w=6",
               "workload.in_ch=4", "workload.out_ch=4"]
 WIDE = ["arch.operand_bits=16", "arch.acc_bits=48"]

@@ -18,6 +18,9 @@ from lego_build.sim import verilator
 from lego_build.sim.stage import Tile, layer_kind, run_tiles
 from lego_build.sim.tiles import fit_tile
 
+# builds and simulates designs: deselect with -m 'not slow' for a quick run
+pytestmark = pytest.mark.slow
+
 CASES = 40  # per design; four designs: 160 cases
 #: epilogues drawn for the post-processing unit: raw, requantise, ReLU, and every LUT activation
 EPILOGUES = ((), ("batchnorm",), ("relu",), ("batchnorm", "relu6"), ("gelu",), ("sigmoid",), ("tanh",),

@@ -7,6 +7,9 @@ from lego_build.runtime.atomic import read_json
 from lego_build.sim.verilator import require_verilator
 
 
+# builds and simulates designs: deselect with -m 'not slow' for a quick run
+pytestmark = pytest.mark.slow
+
 @pytest.fixture(scope="module", autouse=True)
 def _verilator():
     require_verilator()

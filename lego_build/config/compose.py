@@ -11,6 +11,7 @@ import functools
 import hashlib
 import json
 import re
+import threading
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable
@@ -19,6 +20,7 @@ from lego_build.config.schema import GROUPS, SCHEMAS, LegoConfig
 from lego_build.errors import ConfigError
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+_HYDRA = threading.Lock()
 #: the entry-point group of plugins' config presets
 PRESETS_GROUP = "lego_build.presets"
 
@@ -138,18 +140,24 @@ def _reject_extra_keys(node: Any, schema: type, path: str) -> None:
 
 def compose(overrides: Iterable[str] = (), conf_dir: Path = CONF_DIR) -> LegoConfig:
     """Compose and validate the config; raises :class:`ConfigError` with a one-line message."""
+    _register()
+    overrides = list(overrides)
+    search = searchpath_overrides()
+    with _HYDRA:  # GlobalHydra is a process-wide singleton: one composition at a time
+        return _compose(overrides, search, conf_dir)
+
+
+def _compose(overrides: list[str], search: list[str], conf_dir: Path) -> LegoConfig:
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
-    _register()
-    overrides = list(overrides)
     if GlobalHydra.instance().is_initialized():
         GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
-            cfg = hydra_compose(config_name="config", overrides=searchpath_overrides() + overrides)
+            cfg = hydra_compose(config_name="config", overrides=search + overrides)
         for key in cfg.keys():
             if key not in GROUPS:
                 raise ConfigError(f"{key}: unknown config key (check the spelling); the groups are "

@@ -11,7 +11,6 @@ from lego_build.ir.serialize import from_jsonable
 from lego_build.runtime.atomic import read_json
 from lego_build.sim import verilator
 
-
 # builds and simulates designs: deselect with -m 'not slow' for a quick run
 pytestmark = pytest.mark.slow
 

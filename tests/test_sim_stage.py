@@ -6,7 +6,6 @@ from lego_build.flow.validate import validate
 from lego_build.runtime.atomic import read_json
 from lego_build.sim.verilator import require_verilator
 
-
 # builds and simulates designs: deselect with -m 'not slow' for a quick run
 pytestmark = pytest.mark.slow
 
@@ -22,6 +21,9 @@ def _verilator():
     # MTTKRP: a three-operand FU, with the reduction dim k unrolled across the array
     ["arch.family=mttkrp", "arch.dataflows.main.spatial=[k,j]", "arch.control_flow=[0,0]", "workload=mttkrp",
      "workload.I=5", "workload.J=6", "workload.K=7", "workload.L=3"],
+    # TTMc: the fourth kernel family, two reduction dims (l on the rows, k on the columns)
+    ["arch.family=ttmc", "arch.dataflows.main.spatial=[l,k]", "arch.control_flow=[0,0]", "workload=ttmc",
+     "workload.I=3", "workload.J=4", "workload.K=5", "workload.L=6", "workload.M=3"],
     ["arch.rows=3", "arch.cols=5", "arch.control_flow=[1,0]", "workload.M=10", "workload.N=11",
      "workload.K=7", "optimizer=greedy", "target.seed=7"],
     ["arch.dataflows.main.spatial=[n,m]", "arch.control_flow=[0,0]", "workload.M=9", "workload.N=6", "workload.K=1"],
@@ -53,7 +55,7 @@ def _verilator():
     # stride 2 breaks the reference links: the FIFOs stay off and every FU reads its fallback bank
     ["arch=shidiannao", "workload=conv2d", "workload.in_h=9", "workload.in_w=9", "workload.in_ch=2",
      "workload.out_ch=2", "workload.stride=2", "workload.pad=1"],
-], ids=["default", "8x8-32x24x40", "fpga-mac-fusion", "mttkrp-3-operand", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1", "ws-systolic",
+], ids=["default", "8x8-32x24x40", "fpga-mac-fusion", "mttkrp-3-operand", "ttmc-3-operand", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1", "ws-systolic",
         "icoc-broadcast", "eyeriss-khoh", "icoc-delay-only", "mnicoc-as-mn", "mnicoc-as-icoc", "khoh-icoc-as-khoh",
         "khoh-icoc-as-ocic", "shidiannao-fifo", "shidiannao-fifo-off"])
 def test_bit_exact_and_cycles_predicted(tmp_path, overrides):

@@ -18,7 +18,7 @@ from lego_build.config.schema import LegoConfig
 from lego_build.ir.artifacts import Analysis
 from lego_build.ir.serialize import from_jsonable, to_jsonable
 from lego_build.ir.workload import Kernel, Layer, Workload
-from lego_build.runtime.artifacts import read_artifact, write_artifact
+from lego_build.runtime.artifacts import read_artifact
 
 SCHEMA = Path(__file__).with_name("analysis.schema.json")
 
@@ -71,17 +71,21 @@ def analysis_document(workload: Workload) -> dict:
     }
 
 
-def load_layers(design_dir: Path) -> list[tuple[dict, Kernel | None]]:
-    """``(entry, kernel)`` per layer of ``analysis.json``; the kernel is rebuilt from its IR."""
-    doc = read_artifact(design_dir, "analysis.json")
+def layers_of(doc: Analysis) -> list[tuple[dict, Kernel | None]]:
+    """``(entry, kernel)`` per layer of an ``analysis.json``; the kernel is rebuilt from its IR."""
     return [(e, from_jsonable(Kernel, e["ir"]) if e["unit"] == "array" else None) for e in doc.layers]
 
 
-def run(cfg: LegoConfig, design_dir: Path) -> None:
+def load_layers(design_dir: Path) -> list[tuple[dict, Kernel | None]]:
+    """:func:`layers_of` the ``analysis.json`` of ``design_dir``."""
+    return layers_of(read_artifact(design_dir, "analysis.json"))
+
+
+def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     workload = workload_from_config(cfg.workload)
     doc = analysis_document(workload)
-    write_artifact(design_dir, "analysis.json", Analysis(**doc))
     totals = doc["totals"]
     unmapped = f", {len(doc['unmapped'])} unmapped ops" if doc["unmapped"] else ""
     print(f"analyze: {workload.name}: {len(workload.layers)} layers, {totals['array_layers']} on the array, "
           f"{totals['macs']:,} MACs{unmapped}")
+    return {"analysis.json": Analysis(**doc)}

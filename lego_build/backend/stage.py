@@ -16,7 +16,6 @@ from lego_build.backend.stats import dag_stats
 from lego_build.config.schema import LegoConfig, OptimizerConf
 from lego_build.ir.adg import ADG
 from lego_build.ir.artifacts import Passes
-from lego_build.runtime.artifacts import read_artifact, write_artifact
 
 
 def optimize(adg: ADG, optimizer: OptimizerConf) -> tuple:
@@ -34,12 +33,10 @@ def optimize(adg: ADG, optimizer: OptimizerConf) -> tuple:
     return dag, log, seconds
 
 
-def run(cfg: LegoConfig, design_dir: Path) -> None:
-    adg = read_artifact(design_dir, "adg.json")
-    dag, log, seconds = optimize(adg, cfg.optimizer)
-    write_artifact(design_dir, "dag.json", dag)
-    write_artifact(design_dir, "passes.json", Passes(optimizer=cfg.optimizer.name, pipeline=tuple(cfg.optimizer.passes),
-                                                     delay_matching=cfg.optimizer.delay_matching, passes=tuple(log)))
+def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
+    dag, log, seconds = optimize(inputs["adg.json"], cfg.optimizer)
     timing = ", ".join(f"{k} {v:.2f}s" for k, v in seconds.items())
     print(f"optimize: {len(dag.nodes)} primitives, {dag.register_bits()} register bits, "
           f"latency {dag.latency} cycles ({timing})")
+    return {"dag.json": dag, "passes.json": Passes(optimizer=cfg.optimizer.name, pipeline=tuple(cfg.optimizer.passes),
+                                                   delay_matching=cfg.optimizer.delay_matching, passes=tuple(log))}

@@ -24,94 +24,12 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from math import ceil, log2
+from dataclasses import replace
 
 from lego_build.ir.dag import DAG
+from lego_build.ir.host import HostMap, clog2
 
-
-def clog2(n: int) -> int:
-    return max(1, ceil(log2(n))) if n > 1 else 1
-
-
-@dataclass(frozen=True, slots=True)
-class HostMap:
-    levels: int
-    reduction_levels: int
-    counter_bits: int
-    cfg_addr_bits: int
-    addr_bits: int
-    input_tensors: tuple[str, ...]
-    output_tensor: str
-    tensor_bits: int  # host_tensor width
-    lane_bits: int
-    operand_bits: int
-    out_bits: int
-    drain: int  # cycles the controller waits after the last time step
-    dataflows: tuple[str, ...] = ()  # switchable dataflows (select order); () for a single one
-    df_bits: int = 1
-    shifts: tuple[tuple[int, ...], ...] = ()  # FIFO groups: iteration shift per kernel dim
-    fifo_capacities: tuple[int, ...] = ()  # per group: the deepest depth its FIFOs can run at
-    fifo_depth_bits: int = 1
-    ppu: bool = False
-
-    @property
-    def read_latency(self) -> int:
-        return 2 if self.ppu else 1
-
-    @property
-    def ppu_mode_reg(self) -> int:
-        return self.fifo_base + len(self.shifts) * (1 + 2 * self.levels)
-
-    @property
-    def ppu_scale_reg(self) -> int:
-        return self.ppu_mode_reg + 1
-
-    @property
-    def ppu_shift_reg(self) -> int:
-        return self.ppu_mode_reg + 2
-
-    @property
-    def ppu_lut_base(self) -> int:
-        """First table entry: the registers rounded up to a multiple of 256."""
-        return -(-(self.ppu_mode_reg + 3) // 256) * 256
-
-    @property
-    def fifo_base(self) -> int:
-        return self.df_reg + (1 if self.dataflows else 0)
-
-    def fifo_depth_reg(self, k: int) -> int:
-        return self.fifo_base + k * (1 + 2 * self.levels)
-
-    def fifo_lo_reg(self, k: int, level: int) -> int:
-        return self.fifo_depth_reg(k) + 1 + 2 * level
-
-    def fifo_hi_reg(self, k: int, level: int) -> int:
-        return self.fifo_depth_reg(k) + 2 + 2 * level
-
-    @property
-    def n_regs(self) -> int:
-        return self.ppu_lut_base + 256 if self.ppu else self.ppu_mode_reg
-
-    @property
-    def df_reg(self) -> int:
-        return self.levels * (1 + len(self.tensors))
-
-    def bound_reg(self, level: int) -> int:
-        return level
-
-    def jump_reg(self, tensor_index: int, level: int) -> int:
-        return self.levels + tensor_index * self.levels + level
-
-    @property
-    def tensors(self) -> tuple[str, ...]:
-        """Order of address generators (and jump registers): inputs, then the output."""
-        return self.input_tensors + (self.output_tensor,)
-
-    def cycles(self, steps: int) -> int:
-        """Cycles from the cycle ``start`` is high to the first cycle ``done`` is high:
-        one cycle to accept ``start``, one per time step, then ``drain`` cycles."""
-        return 1 + steps + self.drain
+__all__ = ["HostMap", "clog2", "host_map"]
 
 
 def host_map(dag: DAG) -> HostMap:

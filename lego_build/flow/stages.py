@@ -2,8 +2,9 @@
 
 ``dodo.py`` turns this table into doit tasks; tests and notebooks call
 :func:`run_stage` directly. Paths are relative to the design directory
-``out/<design-id>/``. A stage function is ``fn(cfg: LegoConfig, design_dir: Path) -> None``
-and writes its outputs atomically (:mod:`lego_build.runtime.atomic`).
+``out/<design-id>/``. A stage function is ``fn(cfg, design_dir, inputs) -> outputs``:
+it reads only the inputs it declares and returns the outputs the runner writes
+(:func:`run_stage`).
 """
 from __future__ import annotations
 
@@ -72,15 +73,19 @@ def config_file_deps(stage: Stage, cfg: LegoConfig) -> list[str]:
 
 
 def run_stage(name: str, cfg: LegoConfig, design_dir: Path) -> None:
-    """Run one stage on ``design_dir`` (created if needed): check that its typed inputs are there
-    and readable (:func:`lego_build.runtime.artifacts.read_artifact`: format version and keys),
-    run it, check the same of every output it declares, and write the resolved config beside
-    them (``config.yaml``; journaled like every artifact)."""
+    """Run one stage on ``design_dir`` (created if needed). The runner does the artifact I/O: the
+    stage function ``fn(cfg, design_dir, inputs) -> outputs`` reads its declared inputs from
+    ``inputs`` (:class:`lego_build.runtime.artifacts.Inputs`: typed objects, format version and
+    keys checked) and returns the outputs it declares, which the runner writes in order (typed
+    artifacts with their format version, text as text; files whose set depends on the design,
+    the Verilog modules and the simulator's work tree, the stage writes itself); then every
+    declared output is read back as its type, and the resolved config is written beside them
+    (``config.yaml``). Every write is journaled."""
     from omegaconf import OmegaConf
 
     from lego_build.errors import StageError
     from lego_build.ir.artifacts import ARTIFACTS
-    from lego_build.runtime.artifacts import read_artifact
+    from lego_build.runtime.artifacts import Inputs, read_artifact, write_outputs
     from lego_build.runtime.atomic import write_text
 
     stage = STAGE_BY_NAME[name]
@@ -90,7 +95,8 @@ def run_stage(name: str, cfg: LegoConfig, design_dir: Path) -> None:
     for path in stage.inputs:
         if not (design_dir / path).is_file():
             raise StageError(f"{design_dir / path}: missing; run the stages before {name} (doit {name} runs them)")
-    getattr(importlib.import_module(module), func)(cfg, design_dir)
+    outputs = getattr(importlib.import_module(module), func)(cfg, design_dir, Inputs(design_dir, stage.inputs, name))
+    write_outputs(design_dir, outputs or {}, stage.outputs, name)
     for path in stage.outputs:
         if path in ARTIFACTS and (design_dir / path).is_file():
             read_artifact(design_dir, path)

@@ -12,7 +12,7 @@ from math import prod
 from pathlib import Path
 
 from lego_build.analysis.lowering import lower
-from lego_build.analysis.stage import load_layers
+from lego_build.analysis.stage import layers_of
 from lego_build.config.schema import LegoConfig
 from lego_build.errors import InputError
 from lego_build.frontend.links import candidate_links
@@ -27,7 +27,6 @@ from lego_build.mapping.hierarchy import array_hierarchy, from_conf
 from lego_build.mapping.mapspace import Mapspace, Rules
 from lego_build.mapping.model import Model, role
 from lego_build.mapping.searches import RTML, SEARCHES, SearchKind
-from lego_build.runtime.artifacts import read_artifact, write_artifact
 from lego_build.runtime.progress import Progress
 
 
@@ -238,15 +237,13 @@ def slice_layers(entries: list[dict], lowered_of: dict[str, Kernel], arch, mappe
 TSO = SearchKind("tso", RTML.make, slice_layers)
 
 
-def run(cfg: LegoConfig, design_dir: Path) -> None:
+def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     """Reads the workload (``analysis.json``) and the hardware the earlier stages generated:
     the array (``adg.json``) and its optimized primitive graph (``dag.json``, for the
     pipeline latency each controller run pays)."""
-    adg = read_artifact(design_dir, "adg.json")
-    latency = read_artifact(design_dir, "dag.json").latency
-    result = map_workload(load_layers(design_dir), adg, latency, cfg.arch, cfg.mapper)
-    write_artifact(design_dir, "mapping.json", MappingDoc(
-        mapper=cfg.mapper.name, objective=cfg.mapper.objective, family=cfg.arch.family, **result))
+    latency = inputs["dag.json"].latency
+    result = map_workload(layers_of(inputs["analysis.json"]), inputs["adg.json"], latency, cfg.arch, cfg.mapper)
+    doc = MappingDoc(mapper=cfg.mapper.name, objective=cfg.mapper.objective, family=cfg.arch.family, **result)
     t = result["totals"]
     print(f"map: {t['layers_mapped']} layers mapped ({t['distinct_mapped']} distinct), "
           f"{t['layers_unmappable']} unmappable; {t['cycles']:,} cycles, {t['energy_pj'] / 1e6:.3f} uJ")
@@ -255,3 +252,4 @@ def run(cfg: LegoConfig, design_dir: Path) -> None:
         print(f"map: tso ({'burst' if s['burst'] else 'no-burst'}) on {cfg.arch.multicore.clusters}x"
               f"{cfg.arch.multicore.cores} cores: {s['time_us']:,.1f} us ({s['mac_us']:,.1f} MAC, "
               f"{s['dram_us']:,.1f} DRAM), {s['bursts']:,} bursts")
+    return {"mapping.json": doc}

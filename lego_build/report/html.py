@@ -486,14 +486,17 @@ def _simulation(sim: dict | None) -> str:
 
 # ---------------------------------------------------------------- page
 
-def render_html(design_dir: Path, dram_bytes_per_cycle: float | None = None) -> str:
+def render_html(design_dir: Path, dram_bytes_per_cycle: float | None = None, summary: dict | None = None) -> str:
     """The HTML report of ``design_dir`` (its analysis, mapping, adg, passes, sim and summary JSON).
 
     ``dram_bytes_per_cycle`` draws the roofline's bandwidth roof when the cost model's
-    per-layer DRAM cycles do not give one consistent bandwidth (e.g. ``mapper=tso``).
+    per-layer DRAM cycles do not give one consistent bandwidth (e.g. ``mapper=tso``);
+    ``summary``: the report stage's ``summary.json`` object, before it is written.
     """
     design_dir = Path(design_dir)
     doc = load(design_dir)
+    if summary is not None:
+        doc["summary"] = summary
     h = headline(design_dir, doc)
     layers = _ordered_layers(doc["mapping"], doc["analysis"])
     mapped = [e for e in layers if e.get("status") == "mapped"]

@@ -6,18 +6,18 @@ from pathlib import Path
 from lego_build.config.compose import design_id
 from lego_build.config.schema import LegoConfig
 from lego_build.ir.artifacts import Summary
-from lego_build.runtime.artifacts import json_object, read_artifact, write_artifact
-from lego_build.runtime.atomic import write_text
+from lego_build.runtime.artifacts import json_object, read_artifact
 
 #: what the report reads, by the names its tables use
 INPUTS = {"analysis": "analysis.json", "mapping": "mapping.json", "adg": "adg.json", "passes": "passes.json",
           "sim": "sim/result.json"}
 
 
-def _load(design_dir: Path) -> dict:
-    """The typed artifacts (:func:`read_artifact` checks their versions and keys), as the plain
-    JSON objects the tables are written against."""
-    return {key: json_object(name, read_artifact(design_dir, name)) for key, name in INPUTS.items()}
+def _load(design_dir: Path, inputs=None) -> dict:
+    """The typed artifacts (the runner's ``inputs``, else read from ``design_dir``: format versions
+    and keys checked), as the plain JSON objects the tables are written against."""
+    return {key: json_object(name, inputs[name] if inputs is not None else read_artifact(design_dir, name))
+            for key, name in INPUTS.items()}
 
 
 def wrapping_layers(design_dir: Path, adg: dict) -> list[dict]:
@@ -183,12 +183,12 @@ def _overflow_lines(summary: dict) -> list[str]:
             "checked against wrapped arithmetic"]
 
 
-def run(cfg: LegoConfig, design_dir: Path) -> None:
-    doc = _load(design_dir)
+def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
+    doc = _load(design_dir, inputs)
     summary = summarize(cfg, doc, design_dir)
-    write_artifact(design_dir, "summary.json", Summary(**summary))
-    write_text(design_dir / "report.md", render_markdown(summary, doc))
     from lego_build.report.html import render_html  # matplotlib: imported only when a report is written
 
-    write_text(design_dir / "report.html", render_html(design_dir, cfg.arch.dram_bytes_per_cycle))
+    typed = Summary(**summary)
+    html = render_html(design_dir, cfg.arch.dram_bytes_per_cycle, json_object("summary.json", typed))
     print(f"report: {design_dir / 'report.md'}, report.html (simulation: {summary['simulation']})")
+    return {"summary.json": typed, "report.md": render_markdown(summary, doc), "report.html": html}

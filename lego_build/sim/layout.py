@@ -14,10 +14,10 @@ from math import prod
 
 import numpy as np
 
-from lego_build.emit.host import HostMap
 from lego_build.errors import StageError
 from lego_build.ir.adg import ADG
 from lego_build.ir.dataflow import Dataflow
+from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.workload import Kernel
 

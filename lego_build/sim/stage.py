@@ -19,18 +19,17 @@ from pathlib import Path
 import numpy as np
 
 from lego_build.analysis.lowering import lower
-from lego_build.analysis.stage import load_layers
+from lego_build.analysis.stage import layers_of, load_layers
 from lego_build.config.schema import LegoConfig
-from lego_build.emit.host import HostMap
 from lego_build.errors import InputError, StageError
 from lego_build.ir.adg import ADG
-from lego_build.ir.artifacts import SimResult
+from lego_build.ir.artifacts import MappingDoc, SimResult
+from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
-from lego_build.ir.serialize import from_jsonable
 from lego_build.ir.testdata import EXTREMES
 from lego_build.ir.workload import Kernel
 from lego_build.runtime.artifacts import read_artifact, write_artifact
-from lego_build.runtime.atomic import install_file, read_json, replace_dir
+from lego_build.runtime.atomic import install_file, replace_dir
 from lego_build.runtime.progress import Progress
 from lego_build.sim import verilator, yosys
 from lego_build.sim.golden import file_operands, golden, load_data_file, outputs_computed, pattern_operands, wrap_signed
@@ -78,13 +77,17 @@ class Tile:
 
 
 def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
+    """:func:`representative_tiles` of the ``mapping.json`` and ``analysis.json`` in ``design_dir``."""
+    return representative_tiles(read_artifact(design_dir, "mapping.json"), load_layers(design_dir), adg, target)
+
+
+def representative_tiles(mapping: MappingDoc, layers, adg: ADG, target) -> list[Tile]:
     """The first mapped layer of each kind present (first conv, a depthwise conv, a 1x1 conv,
     an fc/matmul, ...), in network order, each lowered to the array's family, as the mapper's
     controller-level tile (clipped further if it exceeds ``target.tile_steps``), and run with
     the dataflow the mapper chose for its layer; plus the last (``edge``) tile of the first
     layer that needs several, with remainder bounds (Ruby's partial last tile)."""
-    mapped = {e["name"]: e for e in read_artifact(design_dir, "mapping.json").layers if e["status"] == "mapped"}
-    layers = load_layers(design_dir)
+    mapped = {e["name"]: e for e in mapping.layers if e["status"] == "mapped"}
     epilogue: dict[str, tuple[str, ...]] = {}
     last = None
     for entry, kernel in layers:  # the element-wise ops between an array layer and the next one
@@ -273,14 +276,14 @@ def _cycle_progress(progress, labels: list[str]):
     return on_line
 
 
-def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
+def simulate(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     """All representative tiles back to back on one Verilator build (one process: the
     dataflow, loop bounds and FIFO depths change by configuration writes only), each with
     every test-data set of ``target.data``."""
     rtl = design_dir / "rtl"
-    hm = from_jsonable(HostMap, read_json(rtl / "host_interface.json"))
-    adg = read_artifact(design_dir, "adg.json")
-    tiles = representatives(design_dir, adg, cfg.target)
+    hm = inputs["rtl/host_interface.json"]
+    adg = inputs["adg.json"]
+    tiles = representative_tiles(inputs["mapping.json"], layers_of(inputs["analysis.json"]), adg, cfg.target)
     data = data_sources(cfg.target)
     work = design_dir / "sim" / "build"
     replace_dir(work)  # journaled: a failed build puts the previous build tree back
@@ -310,7 +313,7 @@ def simulate(cfg: LegoConfig, design_dir: Path) -> dict:
     }
 
 
-def run(cfg: LegoConfig, design_dir: Path) -> None:
+def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     checks: dict = {}
     if cfg.target.lint:
         warnings = verilator.lint(design_dir / "rtl")
@@ -323,19 +326,18 @@ def run(cfg: LegoConfig, design_dir: Path) -> None:
         print(f"simulate: yosys: {checks['synth']['cells']} cells, {checks['synth']['flip_flops']} flip-flops "
               "(banks black-boxed)")
     if not cfg.target.simulate:
-        write_artifact(design_dir, "sim/result.json", SimResult(status="skipped", reason=f"target={cfg.target.name}",
-                                                                **checks))
         print("simulate: no simulation for this target")
-        return
-    result = {**simulate(cfg, design_dir), **checks}
+        return {"sim/result.json": SimResult(status="skipped", reason=f"target={cfg.target.name}", **checks)}
+    result = {**simulate(cfg, design_dir, inputs), **checks}
     result["status"] = "pass" if result["match"] and result["cycles_match"] else "fail"
-    write_artifact(design_dir, "sim/result.json", SimResult(**result))
     for t in result["tiles"]:
         print(f"simulate: {t['kind']} tile of {t['layer']} ({t['dataflow']}): {t['outputs']} outputs x "
               f"{len(t['runs'])} data sets ({'/'.join(r['data'] for r in t['runs'])}), {t['mismatches']} mismatches; "
               f"cycles simulated {t['cycles_simulated']}, predicted {t['cycles_predicted']}")
-    if result["status"] != "pass":
+    if result["status"] != "pass":  # kept for a look until the build rolls back (journal)
+        write_artifact(design_dir, "sim/result.json", SimResult(**result))
         raise StageError(mismatch_message(result))
+    return {"sim/result.json": SimResult(**result)}
 
 
 def mismatch_message(result: dict) -> str:

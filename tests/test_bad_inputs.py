@@ -26,7 +26,7 @@ onnx = pytest.importorskip("onnx")
 import numpy as np  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-# the module's builds are shared fixtures: its tests stay on one xdist worker
+# the module's builds are shared (session-scoped) fixtures: its tests stay on one xdist worker
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("bad_inputs")]
 
 #: words of an instruction: every message must say what to do next
@@ -205,7 +205,7 @@ def _run(root: Path, case: Bad) -> dict:
     return {"proc": proc, "same": snapshot(project / "out") == before}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker: not rebuilt when other modules run between its tests
 def results(tmp_path_factory) -> dict[str, dict]:
     root = tmp_path_factory.mktemp("bad")
     with ThreadPoolExecutor(max_workers=2) as pool:

@@ -19,7 +19,7 @@ from lego_build.config.compose import compose, design_id
 from lego_build.flow import tasks
 from lego_build.flow.stages import STAGES
 
-# the module's builds are shared fixtures: its tests stay on one xdist worker
+# the module's builds are shared (session-scoped) fixtures: its tests stay on one xdist worker
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dodo")]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -186,7 +186,7 @@ def test_bad_config_fails_list_too(tmp_path):
 
 
 # --------------------------------------------------------------------------- (b)-(d) builds
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker: not rebuilt when other modules run between its tests
 def built(tmp_path_factory):
     """One full ``doit build target=rtl`` in a fresh project; tests that change state copy it first."""
     project = make_project(tmp_path_factory.mktemp("built") / "proj")

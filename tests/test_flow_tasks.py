@@ -19,7 +19,7 @@ from lego_build import compose
 from lego_build.flow import stages, tasks
 from lego_build.runtime import journal
 
-# the module's builds are shared fixtures: its tests stay on one xdist worker
+# the module's builds are shared (session-scoped) fixtures: its tests stay on one xdist worker
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("flow_tasks")]
 
 FAKE_VERILATOR = """#!/bin/sh
@@ -43,7 +43,7 @@ CASES = (
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker: not rebuilt when other modules run between its tests
 def failures(tmp_path_factory) -> dict[str, dict]:
     root = tmp_path_factory.mktemp("failures")
     from lego_build.sim.verilator import require_verilator

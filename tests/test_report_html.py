@@ -13,8 +13,8 @@ from lego_build import compose, design_id, run_all
 from lego_build.report import plots
 from lego_build.report.html import SECTIONS, headline, load, render_html
 
-# the module's builds are shared (session-scoped) fixtures: its tests stay on one xdist worker
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("report_html")]
+# the module's builds are shared fixtures; its tests stay on one xdist worker (--dist loadscope)
+pytestmark = pytest.mark.slow
 
 CHROMIUM = Path("/usr/bin/chromium")
 OVERRIDES = ["workload=resnet18", "arch=nvdla", "arch.rows=4", "arch.cols=4", "target=rtl"]
@@ -22,7 +22,7 @@ JSON_FILES = ("analysis.json", "mapping.json", "adg.json", "passes.json", "summa
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
 
-@pytest.fixture(scope="session")  # once per worker: not rebuilt when other modules run between its tests
+@pytest.fixture(scope="module")
 def design(tmp_path_factory) -> tuple[object, Path]:
     """A real small design: ResNet-18 on a 4x4 NVDLA-style array, RTL only (about 3 s)."""
     cfg = compose(OVERRIDES)
@@ -31,7 +31,7 @@ def design(tmp_path_factory) -> tuple[object, Path]:
     return cfg, out
 
 
-@pytest.fixture(scope="session")  # once per worker: not rebuilt when other modules run between its tests
+@pytest.fixture(scope="module")
 def page(design) -> str:
     return render_html(design[1])
 
@@ -41,7 +41,7 @@ PARTIAL = ["workload=resnet18", "arch=eyeriss", "arch.rows=3", "arch.cols=4", "t
            "target.data=[random,min]"]
 
 
-@pytest.fixture(scope="session")  # once per worker: not rebuilt when other modules run between its tests
+@pytest.fixture(scope="module")
 def partial(tmp_path_factory) -> tuple[dict, Path]:
     cfg = compose(PARTIAL)
     out = tmp_path_factory.mktemp("report_partial") / design_id(cfg)

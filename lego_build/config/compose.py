@@ -16,32 +16,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable
 
+from lego_build.config.plugins import preset_dirs
 from lego_build.config.schema import GROUPS, SCHEMAS, LegoConfig
 from lego_build.errors import ConfigError
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 _HYDRA = threading.Lock()
-#: the entry-point group of plugins' config presets
-PRESETS_GROUP = "lego_build.presets"
-
-
-def preset_dirs() -> tuple[Path, ...]:
-    """Config directories that plugins add, sorted by entry-point name: each entry point of
-    ``lego_build.presets`` names a package holding ``arch/``, ``workload/``, ... YAML files,
-    searched after ``conf/`` (a plugin preset can extend a built-in one in its defaults)."""
-    import importlib.util
-    from importlib import metadata
-
-    dirs = []
-    for ep in sorted(metadata.entry_points(group=PRESETS_GROUP), key=lambda e: e.name):
-        spec = importlib.util.find_spec(ep.value.partition(":")[0])
-        if spec is None or not spec.submodule_search_locations:
-            raise ConfigError(f"plugin presets {ep.name} = {ep.value!r} ({PRESETS_GROUP}): not an importable "
-                              "package; point the entry point at the package that holds arch/ and workload/")
-        dirs.append(Path(list(spec.submodule_search_locations)[0]))
-    return tuple(dirs)
-
-
 def searchpath_overrides() -> list[str]:
     """The Hydra override that adds the plugins' preset directories (none without plugins)."""
     dirs = preset_dirs()

@@ -7,8 +7,8 @@ from 6 pJ at 32 KB to 30.375 pJ at 512 KB (extrapolated the same way beyond); be
 512 B and 32 KB the two end points are joined log-log (the thesis: wire length grows
 as the square root of the area, which is proportional to the capacity).
 
-:func:`arch_hierarchy` is ``arch.memory`` when the arch lists its levels, else the
-generated array's own: a per-FU accumulator register (outputs), the L1 banks (one bank
+:func:`from_conf` is ``arch.memory`` when the arch lists its levels; :func:`array_hierarchy`
+the generated array's own (chosen per layer and dataflow by ``mapping.stage``): a per-FU accumulator register (outputs), the L1 banks (one bank
 of ``buffer_depth`` words per data-node port of each tensor, one word per port per
 cycle) and DRAM (``dram_bytes_per_cycle``).
 """
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from math import log2
 
-from lego_build.errors import StageError
 from lego_build.ir.memory import ROLES, Hierarchy, MemLevel
 
 RF_16B_PJ, RF_512B_PJ = 0.03, 0.96
@@ -68,12 +67,3 @@ def array_hierarchy(arch, ports: dict[str, int], bits: dict[str, int]) -> Hierar
                   bandwidth_bits=float(sum(ports[r] * bits[r] for r, _ in partition)), partition=partition)
     dram = MemLevel("dram", None, ROLES, e.dram_pj, e.dram_pj, 16, bandwidth_bits=arch.dram_bytes_per_cycle * 8)
     return Hierarchy(arch.name, (acc, l1, dram), arch.rows, arch.cols, e.mac_pj, e.hop_pj)
-
-
-def arch_hierarchy(arch, ports: dict[str, int] | None = None, bits: dict[str, int] | None = None) -> Hierarchy:
-    if getattr(arch, "memory", None):
-        return from_conf(arch)
-    if ports is None or bits is None:
-        raise StageError("arch.memory is empty and no array is given to derive the hierarchy from; "
-                         "give arch.memory levels")
-    return array_hierarchy(arch, ports, bits)

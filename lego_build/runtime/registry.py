@@ -25,19 +25,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Generic, Iterator, Mapping, TypeVar
 
+from lego_build.config.plugins import entry_points
 from lego_build.errors import ConfigError
 
 T = TypeVar("T")
 
 #: every entry-point group lego_build reads (presets are config directories, read by
-#: :func:`lego_build.config.compose.preset_dirs`; the rest are Python objects)
+#: :func:`lego_build.config.plugins.preset_dirs`; the rest are Python objects)
 GROUPS: tuple[str, ...] = ("lego_build.fus", "lego_build.passes", "lego_build.solvers", "lego_build.searches",
                            "lego_build.importers", "lego_build.presets")
-
-
-def entry_points(group: str) -> tuple[metadata.EntryPoint, ...]:
-    """The installed entry points of ``group``, sorted by name (the order is part of the build)."""
-    return tuple(sorted(metadata.entry_points(group=group), key=lambda ep: ep.name))
 
 
 def _load(ref: str) -> Any:

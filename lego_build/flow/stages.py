@@ -78,14 +78,13 @@ def run_stage(name: str, cfg: LegoConfig, design_dir: Path) -> None:
     ``inputs`` (:class:`lego_build.runtime.artifacts.Inputs`: typed objects, format version and
     keys checked) and returns the outputs it declares, which the runner writes in order (typed
     artifacts with their format version, text as text; files whose set depends on the design,
-    the Verilog modules and the simulator's work tree, the stage writes itself); then every
-    declared output is read back as its type, and the resolved config is written beside them
-    (``config.yaml``). Every write is journaled."""
+    the Verilog modules and the simulator's work tree, the stage writes itself; each returned
+    artifact is checked against its type as it is encoded); then the resolved config is written
+    beside them (``config.yaml``). Every write is journaled."""
     from omegaconf import OmegaConf
 
     from lego_build.errors import StageError
-    from lego_build.ir.artifacts import ARTIFACTS
-    from lego_build.runtime.artifacts import Inputs, read_artifact, write_outputs
+    from lego_build.runtime.artifacts import Inputs, write_outputs
     from lego_build.runtime.atomic import write_text
 
     stage = STAGE_BY_NAME[name]
@@ -97,9 +96,6 @@ def run_stage(name: str, cfg: LegoConfig, design_dir: Path) -> None:
             raise StageError(f"{design_dir / path}: missing; run the stages before {name} (doit {name} runs them)")
     outputs = getattr(importlib.import_module(module), func)(cfg, design_dir, Inputs(design_dir, stage.inputs, name))
     write_outputs(design_dir, outputs or {}, stage.outputs, name)
-    for path in stage.outputs:
-        if path in ARTIFACTS and (design_dir / path).is_file():
-            read_artifact(design_dir, path)
     write_text(design_dir / CONFIG_FILE, OmegaConf.to_yaml(OmegaConf.structured(cfg)))
 
 

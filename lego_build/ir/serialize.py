@@ -7,6 +7,7 @@ as the ``[key, string]`` pairs of ``dag.json``, :class:`lego_build.ir.dag.Node`)
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from typing import Any, TypeVar
@@ -26,14 +27,21 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
+@functools.cache
+def _fields(cls: type) -> tuple[tuple[str, Any], ...]:
+    """``(name, resolved type)`` of a dataclass's fields; resolving the string annotations
+    (``get_type_hints``) is the costly part of reading a large artifact, so once per class."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls))
+
+
 def _build(tp: Any, data: Any) -> Any:
     if isinstance(tp, type) and hasattr(tp, "__from_jsonable__"):
         return tp.__from_jsonable__(data)
     origin = typing.get_origin(tp)
     if dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
         # a field left out of the file takes its default (optional fields of artifacts)
-        return tp(**{f.name: _build(hints[f.name], data[f.name]) for f in dataclasses.fields(tp) if f.name in data})
+        return tp(**{name: _build(hint, data[name]) for name, hint in _fields(tp) if name in data})
     if origin is tuple:
         args = typing.get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:

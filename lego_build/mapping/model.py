@@ -44,6 +44,7 @@ Counting (eq. 5.4-5.6, stated per element in the thesis, here multiplied out):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from math import ceil, prod
 
 from lego_build.ir.mapping import Schedule, score
@@ -68,8 +69,10 @@ def positions(h: Hierarchy) -> tuple[tuple[str, int], ...]:
             + tuple(("T", i) for i in range(f - 1, -1, -1)))
 
 
+@lru_cache(maxsize=1 << 16)
 def dim_tiling(D: int, factors: tuple[int, ...], kinds: tuple[str, ...]) -> Tiling:
-    """The ceil-rule Ruby tiling of ``D``: ``factors`` outer -> inner (the first is derived)."""
+    """The ceil-rule Ruby tiling of ``D``: ``factors`` outer -> inner (the first is derived).
+    Pure and asked again for the same factors by every search step: memoised."""
     inner = [prod(factors[k + 1:]) for k in range(len(factors))]
     top = ceil(D / inner[0])
     pairs, rest = [(top, top)], D - (top - 1) * inner[0]

@@ -13,8 +13,16 @@ it is compiled once per distinct command and reused:
   make takes them as up to date); after it, objects not yet cached are stored with a
   temp file + rename, so concurrent builds and killed builds never see half a file.
 
-The cache lives in ``$LEGO_CACHE_DIR`` or ``~/.cache/lego_build`` (``$XDG_CACHE_HOME``);
-``LEGO_CACHE_DIR=off`` disables it. Deleting it is always safe.
+A second cache holds whole simulation binaries (:func:`model_key`, :func:`fetch_model`,
+:func:`store_model`): a design whose Verilog, testbench, Verilator and compiler are the
+same as an earlier build's (a rebuild after ``target.seed`` or ``target.data`` changes,
+a second project, a sweep over mapper or cost-model settings) runs that build's binary
+instead of verilating and compiling again. The key is the content, never a path or a
+time: sha256 of Verilator's resolved path and ``--version``, the compile flags, the
+testbench, every RTL file's bytes in file-list order and the compiler's ``--version``.
+
+The caches live in ``$LEGO_CACHE_DIR`` or ``~/.cache/lego_build`` (``$XDG_CACHE_HOME``);
+``LEGO_CACHE_DIR=off`` disables them. Deleting them is always safe.
 """
 from __future__ import annotations
 
@@ -39,14 +47,26 @@ def runtime_names(obj_dir: Path) -> list[str]:
     return names
 
 
-def cache_dir() -> Optional[Path]:
+def _cache_root() -> Optional[Path]:
     env = os.environ.get("LEGO_CACHE_DIR")
     if env == "off":
         return None
     if env:
-        return Path(env) / "verilator-runtime"
+        return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "lego_build" / "verilator-runtime"
+    return Path(base) / "lego_build"
+
+
+def cache_dir() -> Optional[Path]:
+    """Verilator's runtime objects."""
+    root = _cache_root()
+    return None if root is None else root / "verilator-runtime"
+
+
+def model_dir() -> Optional[Path]:
+    """Whole simulation binaries, by :func:`model_key`."""
+    root = _cache_root()
+    return None if root is None else root / "verilator-models"
 
 
 @functools.cache
@@ -55,6 +75,52 @@ def _compiler_version(cxx: str) -> str:
         return subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
     except OSError:
         return ""
+
+
+def model_key(verilator: str, flags: list[str], testbench: str, rtl_files: list[Path]) -> str:
+    """The content key of a simulation binary (see the module docstring)."""
+    h = hashlib.sha256()
+    for part in (str(Path(verilator).resolve()), _compiler_version(verilator), "\0".join(flags), testbench,
+                 _compiler_version(os.environ.get("CXX", "c++"))):
+        h.update(part.encode() + b"\0\1")
+    for path in rtl_files:
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0\1")
+    return h.hexdigest()
+
+
+def fetch_model(key: str, binary: Path) -> bool:
+    """Copy the cached binary of ``key`` to ``binary``; False when there is none."""
+    top = model_dir()
+    cached = None if top is None else top / key[:2] / key
+    if cached is None or not cached.is_file():
+        return False
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    tmp = binary.parent / f".{binary.name}.tmp"
+    shutil.copyfile(cached, tmp)
+    tmp.chmod(0o755)
+    os.replace(tmp, binary)
+    return True
+
+
+def store_model(key: str, binary: Path) -> None:
+    """Cache a freshly built binary (temp file + rename; a read-only or full cache only skips)."""
+    top = model_dir()
+    if top is None:
+        return
+    _store_file(binary, top / key[:2] / key)
+
+
+def _store_file(built: Path, cached: Path) -> None:
+    if cached.is_file() or not built.is_file():
+        return
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{cached.name}.", suffix=".tmp", dir=cached.parent)
+        os.close(fd)
+        shutil.copyfile(built, tmp)
+        os.replace(tmp, cached)
+    except OSError:  # a read-only or full cache never fails a build
+        return
 
 
 def keys(obj_dir: Path, makefile: str) -> dict[str, str]:
@@ -101,15 +167,4 @@ def store(obj_dir: Path, found: dict[str, str]) -> None:
     if top is None:
         return
     for obj, key in found.items():
-        built = obj_dir / obj
-        cached = top / key[:2] / f"{key}.o"
-        if cached.is_file() or not built.is_file():
-            continue
-        try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{cached.name}.", suffix=".tmp", dir=cached.parent)
-            os.close(fd)
-            shutil.copyfile(built, tmp)
-            os.replace(tmp, cached)
-        except OSError:  # a read-only or full cache never fails a build
-            continue
+        _store_file(obj_dir / obj, top / key[:2] / f"{key}.o")

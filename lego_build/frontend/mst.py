@@ -6,6 +6,12 @@ spanning arborescence rooted there is the cheapest forest plus the fewest memory
 ports; the FUs it feeds directly are the roots that get data nodes. A direct link
 costs its length (and delay); a delay link costs more (a FIFO of depth ``w``) but
 far less than a port. Output tensors search the reversed graph (roots are sinks).
+
+The memory node's edges are the only ones between groups of linked FUs, so the
+arborescence decomposes: each group is solved on its own graph (memory node, its FUs,
+the edges into them in the original order), which gives the same picks as the whole
+graph (tests/test_frontend_mst.py) at a fraction of the cost, since networkx copies
+its graph at every cycle it contracts.
 """
 from __future__ import annotations
 

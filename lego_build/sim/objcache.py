@@ -70,7 +70,7 @@ def model_dir() -> Optional[Path]:
 
 
 @functools.cache
-def _compiler_version(cxx: str) -> str:
+def _version_of(cxx: str) -> str:
     try:
         return subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
     except OSError:
@@ -80,18 +80,22 @@ def _compiler_version(cxx: str) -> str:
 def model_key(verilator: str, flags: list[str], testbench: str, rtl_files: list[Path]) -> str:
     """The content key of a simulation binary (see the module docstring)."""
     h = hashlib.sha256()
-    for part in (str(Path(verilator).resolve()), _compiler_version(verilator), "\0".join(flags), testbench,
-                 _compiler_version(os.environ.get("CXX", "c++"))):
+    for part in (str(Path(verilator).resolve()), _version_of(verilator), "\0".join(flags), testbench,
+                 _version_of(os.environ.get("CXX", "c++"))):
         h.update(part.encode() + b"\0\1")
     for path in rtl_files:
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0\1")
     return h.hexdigest()
 
 
+def _model_path(key: str) -> Optional[Path]:
+    top = model_dir()
+    return None if top is None else top / key[:2] / key
+
+
 def fetch_model(key: str, binary: Path) -> bool:
     """Copy the cached binary of ``key`` to ``binary``; False when there is none."""
-    top = model_dir()
-    cached = None if top is None else top / key[:2] / key
+    cached = _model_path(key)
     if cached is None or not cached.is_file():
         return False
     binary.parent.mkdir(parents=True, exist_ok=True)
@@ -104,10 +108,9 @@ def fetch_model(key: str, binary: Path) -> bool:
 
 def store_model(key: str, binary: Path) -> None:
     """Cache a freshly built binary (temp file + rename; a read-only or full cache only skips)."""
-    top = model_dir()
-    if top is None:
-        return
-    _store_file(binary, top / key[:2] / key)
+    cached = _model_path(key)
+    if cached is not None:
+        _store_file(binary, cached)
 
 
 def _store_file(built: Path, cached: Path) -> None:
@@ -140,7 +143,7 @@ def keys(obj_dir: Path, makefile: str) -> dict[str, str]:
             continue
         st = src.stat()
         cxx = line.split()[0]
-        digest = hashlib.sha256("\0".join([line.strip(), _compiler_version(cxx), str(st.st_size),
+        digest = hashlib.sha256("\0".join([line.strip(), _version_of(cxx), str(st.st_size),
                                            str(st.st_mtime_ns)]).encode()).hexdigest()
         found[obj] = digest
     return found

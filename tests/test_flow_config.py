@@ -121,3 +121,52 @@ def test_bad_memory_and_mapper_settings_name_the_key(overrides, key):
     with pytest.raises(ConfigError) as info:
         compose(overrides)
     assert str(info.value).startswith(key) and "\n" not in str(info.value)
+
+
+# the fuzzer's bad overrides and a spread of valid ones, each after every preset of one group
+_REUSE_CASES = (
+    [], ["arch.rows=3", "arch.cols=5"], ["workload.M=7"], ["arch.d_t=2", "arch.control_flow=[-1,1]"],
+    ["arch.rows=0"], ["arch.rows=abc"], ["arch.rows=1.5"], ["+arch.extra=1"], ["+nope=1"], ["arch.family=conv3d"],
+    ["arch.dataflows.main.spatial=[m]"], ["mapper.objective=speed"], ["mapper=tso"], ["arch=nope"],
+    ["optimizer.passes=[]"], ["arch.memory.0.size_bytes=1"], ["~arch.rows"], ["~workload"], ["workload=conv2d",
+    "workload.in_ch=8"], ["workload.in_ch=4", "workload=depthwise"], ["++arch.rows=2"], ["arch={rows: 2}"],
+    ["arch.rows=1,2"], ["arch.rows="], ["arch.rows=[1"], ["hydra/job_logging=default"], ["hydra.run.dir=x"],
+    ["workload=gemm", "workload=conv2d"], ["mapper.seed=x", "arch.rows=2"],
+)
+
+
+def _outcome(overrides, reuse):
+    try:
+        return compose(overrides, reuse=reuse)
+    except ConfigError as exc:
+        return f"ConfigError: {exc}"
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_reusing_composed_defaults_gives_hydras_config_for_every_preset(group):
+    """The reusing composition (group choices composed once, value overrides applied by Hydra's own
+    step) equals Hydra's whole composition on every preset, and again from the reused choice."""
+    for option in available_options(group):
+        overrides = [f"{group}={option}", f"{group}.name={option}x"]
+        whole = _outcome(overrides, reuse=False)
+        assert _outcome(overrides, reuse=True) == whole == _outcome(overrides, reuse=True), overrides
+
+
+@pytest.mark.parametrize("case", _REUSE_CASES, ids=" ".join)
+def test_reusing_composed_defaults_gives_hydras_config_or_error(case):
+    """The same under good and bad value overrides, group choices, deletions, sweeps and ``hydra``
+    keys: the same config or the same one-line error."""
+    overrides = ["arch=eyeriss", *case]
+    whole = _outcome(overrides, reuse=False)
+    assert _outcome(overrides, reuse=True) == whole == _outcome(overrides, reuse=True)
+
+
+def test_reused_defaults_follow_an_edited_preset(tmp_path):
+    import shutil
+
+    conf = tmp_path / "conf"
+    shutil.copytree(CONF_DIR, conf)
+    assert compose(["arch.cols=3"], conf_dir=conf).arch.rows == 4
+    preset = conf / "arch" / "systolic.yaml"
+    preset.write_text(preset.read_text().replace("rows: 4", "rows: 12"))
+    assert compose(["arch.cols=3"], conf_dir=conf).arch.rows == 12

@@ -129,16 +129,83 @@ def _quiet(overrides: list[str]) -> list[str]:
     return [f"{group}=none" for group in _LOGGING_GROUPS if group not in named]
 
 
-def compose(overrides: Iterable[str] = (), conf_dir: Path = CONF_DIR) -> LegoConfig:
-    """Compose and validate the config; raises :class:`ConfigError` with a one-line message."""
+def compose(overrides: Iterable[str] = (), conf_dir: Path = CONF_DIR, *, reuse: bool = True) -> LegoConfig:
+    """Compose and validate the config; raises :class:`ConfigError` with a one-line message.
+
+    With ``reuse`` (the default) the defaults list of a set of group choices is composed by
+    Hydra once per process and the value overrides are applied to a copy of it by Hydra's own
+    override step (:func:`_compose_reusing`); ``reuse=False`` runs Hydra's whole composition.
+    Both give the same config or the same error (``tests/test_config_compose.py``).
+    """
     _register()
     overrides = list(overrides)
     search = searchpath_overrides()
     with _HYDRA:  # GlobalHydra is a process-wide singleton: one composition at a time
-        return _compose(overrides, search, conf_dir)
+        return _compose(overrides, search, conf_dir, reuse)
 
 
-def _compose(overrides: list[str], search: list[str], conf_dir: Path) -> LegoConfig:
+@functools.lru_cache(maxsize=4096)
+def _parsed(line: str) -> Any:
+    """Hydra's parse of one override (its grammar is the slow part of a composition)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    return OverridesParser.create().parse_override(line)
+
+
+def _fingerprint(conf_dir: Path) -> tuple:
+    """Path, size and modification time of every YAML file under ``conf_dir``: an edited preset
+    is composed again."""
+    return tuple((str(p), st.st_size, st.st_mtime_ns)
+                 for p in sorted(conf_dir.rglob("*.yaml")) for st in (p.stat(),))
+
+
+#: group choices already composed: (files of conf_dir, group overrides) -> config
+_DEFAULTS: dict[tuple, Any] = {}
+_DEFAULTS_MAX = 256
+
+
+def _compose_reusing(overrides: list[str], search: list[str], conf_dir: Path) -> Any:
+    """Hydra's composition split at its own seam (``ConfigLoaderImpl._load_configuration_impl``):
+    the defaults list is built from the group overrides only (Hydra's rule, ``Overrides`` in
+    ``defaults_list.py``: an override is a group choice when its key is a config group in the
+    repository and its value is not a dict), composed once per distinct choice, and the value
+    overrides go through ``ConfigLoaderImpl._apply_overrides_to_config`` on a copy in struct mode.
+    ``None`` with plugin search paths, ``hydra.*`` value overrides or sweeps: Hydra's whole path
+    handles those."""
+    import copy
+
+    from hydra import compose as hydra_compose
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    if search:
+        return None
+    try:
+        parsed = [_parsed(line) for line in overrides]
+    except Exception:  # the grammar's own exception: Hydra's whole path reports it
+        return None
+    repo = GlobalHydra.instance().config_loader().repository  # type: ignore[attr-defined]
+    groups, values = [], []
+    for o in parsed:
+        if o.is_sweep_override() or o.key_or_group.split(".", 1)[0] == "hydra":
+            return None
+        is_group = repo.group_exists(o.key_or_group) and not isinstance(o.value(), dict)
+        (groups if is_group else values).append(o)
+    key = (_fingerprint(conf_dir), tuple(o.input_line for o in groups))
+    base = _DEFAULTS.get(key)
+    if base is None:
+        base = hydra_compose(config_name="config", overrides=[o.input_line for o in groups])
+        if len(_DEFAULTS) >= _DEFAULTS_MAX:
+            _DEFAULTS.pop(next(iter(_DEFAULTS)))
+        _DEFAULTS[key] = base
+    cfg = copy.deepcopy(base)
+    OmegaConf.set_struct(cfg, True)
+    ConfigLoaderImpl._apply_overrides_to_config(values, cfg)
+    return cfg
+
+
+def _compose(overrides: list[str], search: list[str], conf_dir: Path, reuse: bool = True) -> LegoConfig:
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
@@ -147,8 +214,11 @@ def _compose(overrides: list[str], search: list[str], conf_dir: Path) -> LegoCon
     if GlobalHydra.instance().is_initialized():
         GlobalHydra.instance().clear()
     try:
+        lines = search + _quiet(overrides) + overrides
         with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
-            cfg = hydra_compose(config_name="config", overrides=search + _quiet(overrides) + overrides)
+            cfg = _compose_reusing(lines, search, conf_dir) if reuse else None
+            if cfg is None:
+                cfg = hydra_compose(config_name="config", overrides=lines)
         for key in cfg.keys():
             if key not in GROUPS:
                 raise ConfigError(f"{key}: unknown config key (check the spelling); the groups are "

@@ -123,6 +123,7 @@ class Model:
 
     def __init__(self, kernel: Kernel, h: Hierarchy, operand_bits: int | None = None, tile_overhead: int = 0):
         self.kernel, self.h, self.tile_overhead = kernel, h, tile_overhead
+        self._fits: dict[tuple, Evaluation | None] = {}  # overflow() per (spatial, tiles)
         self.pos = positions(h)
         self.kinds = tuple(k for k, _ in self.pos)
         self.t_pos = {lv: i for i, (k, lv) in enumerate(self.pos) if k == "T"}
@@ -139,15 +140,9 @@ class Model:
 
     # ------------------------------------------------------------------ structure
     def factors(self, s: Schedule, dim: str) -> tuple[int, ...]:
-        tiles = dict(s.tiles).get(dim, ())
+        tiles = next((t for d, t in reversed(s.tiles) if d == dim), ())  # as dict(s.tiles).get(dim, ())
         axis = [prod(p for d, p in ax if d == dim) for ax in s.spatial] + [1, 1]
-        out = []
-        for kind, lv in self.pos:
-            if kind == "S":
-                out.append(axis[lv])
-            else:
-                out.append(tiles[lv] if lv < len(tiles) else 1)
-        return tuple(out)
+        return tuple(axis[lv] if kind == "S" else tiles[lv] if lv < len(tiles) else 1 for kind, lv in self.pos)
 
     def check_spatial(self, s: Schedule) -> str:
         for axis, (name, size) in enumerate((("rows", self.h.rows), ("cols", self.h.cols))):
@@ -165,7 +160,7 @@ class Model:
         iters = {d: tilings[d].iterations() for d in self.dims}
         trip = {d: tuple(iters[d][j] / (iters[d][j - 1] if j else 1) for j in range(len(self.pos)))
                 for d in self.dims}
-        if (over := self._overflow(full)) is not None:
+        if (over := self.overflow(s)) is not None:
             return over
         # ---- loops, outer -> inner: (dim, position, spatial?)
         order = {lv: tuple(o) for lv, o in enumerate(s.orders)}
@@ -182,6 +177,7 @@ class Model:
 
         outputs = {t.name for t in k.tensors if t.role == "out"}
         fanout = prod(trip[d][j] for d in self.dims for j in self.s_pos)  # average active PEs per step
+        blocks: dict[tuple[int, bool], tuple] = {}
 
         def count(tname: str, child: int, parent: int) -> tuple[float, float, bool]:
             """(words into the child's blocks, distinct words at the parent, spatial in between)."""
@@ -199,10 +195,10 @@ class Model:
                     skip = False
                     mult *= t
             between = child < h.fanout <= parent
-            fills = self._words(k.tensor(tname), start, full, trip) * mult
+            fills = self._words(k.tensor(tname), start, full, trip, memo=blocks) * mult
             if not between:
                 return fills, fills, False
-            widen = self._words(k.tensor(tname), start, full, trip, spatial=True)
+            widen = self._words(k.tensor(tname), start, full, trip, spatial=True, memo=blocks)
             return fills, widen * mult / fanout, True
 
         def add(m: int, tname: str, reads: float, writes: float) -> None:
@@ -268,7 +264,14 @@ class Model:
         )
 
     def overflow(self, s: Schedule) -> Evaluation | None:
-        """The rejection of a schedule whose tiles do not fit (None when they all fit)."""
+        """The rejection of a schedule whose tiles do not fit (None when they all fit). The answer
+        depends on the spatial unrolling and the tiles only (not the loop orders): kept per model."""
+        key = (s.spatial, s.tiles)
+        if key not in self._fits:
+            self._fits[key] = self._overflow_of(s)
+        return self._fits[key]
+
+    def _overflow_of(self, s: Schedule) -> Evaluation | None:
         if reason := self.check_spatial(s):
             return Evaluation(False, reason)
         full = {d: tuple(p for p, _ in dim_tiling(self.bound[d], self.factors(s, d), self.kinds).factors)
@@ -280,11 +283,13 @@ class Model:
         for m, lv in enumerate(h.levels[:-1]):
             inside = range(self.t_pos[m], len(self.pos))
             used: dict[str, int] = {}
+            sizes: list[int] | None = None  # the level's tile extent per dimension (the same for every tensor)
             for t in k.tensors:
                 r = self.roles[t.name]
                 if r not in lv.roles:
                     continue
-                sizes = [prod(full[d][j] for j in inside) for d in self.dims]
+                if sizes is None:
+                    sizes = [prod(full[d][j] for j in inside) for d in self.dims]
                 used[r] = used.get(r, 0) + ceil(tensor_footprint(t, sizes) * t.bits / 8)
             checks = ([(f"{lv.name} ({r})", used[r], lv.capacity(r) or 0) for r in used] if lv.partition
                       else [(lv.name, sum(used.values()), lv.size_bytes)] if used and lv.size_bytes is not None else [])
@@ -293,16 +298,22 @@ class Model:
                     return Evaluation(False, f"{name}: the tile needs {need} B > {cap} B", need=(name, need, cap))
         return None
 
-    def _words(self, t: TensorAccess, start: int, full, trip, spatial: bool = False) -> float:
-        """Average footprint of ``t``'s block made of positions ``>= start`` (plus the spatial ones)."""
-        inside = [j for j in range(start, len(self.pos))]
-        if spatial:
-            inside += [j for j in self.s_pos if j < start]
-        sizes, scale = [], 1.0
-        for d in self.dims:
-            f = prod(full[d][j] for j in inside)
-            a = prod(trip[d][j] for j in inside)
-            sizes.append(f)
-            if d in self.rel[t.name] and f:
+    def _words(self, t: TensorAccess, start: int, full, trip, spatial: bool = False, memo=None) -> float:
+        """Average footprint of ``t``'s block made of positions ``>= start`` (plus the spatial ones).
+        ``memo`` (one per schedule) keeps the block's extents per ``(start, spatial)``: they do not
+        depend on the tensor."""
+        key = (start, spatial)
+        if memo is None or key not in memo:
+            inside = [j for j in range(start, len(self.pos))]
+            if spatial:
+                inside += [j for j in self.s_pos if j < start]
+            extents = tuple((prod(full[d][j] for j in inside), prod(trip[d][j] for j in inside)) for d in self.dims)
+            if memo is not None:
+                memo[key] = extents
+        else:
+            extents = memo[key]
+        rel, scale = self.rel[t.name], 1.0
+        for d, (f, a) in zip(self.dims, extents):
+            if d in rel and f:
                 scale *= a / f
-        return tensor_footprint(t, sizes) * scale
+        return tensor_footprint(t, [f for f, _ in extents]) * scale

@@ -159,28 +159,29 @@ def _fingerprint(conf_dir: Path) -> tuple:
                  for p in sorted(conf_dir.rglob("*.yaml")) for st in (p.stat(),))
 
 
-#: group choices already composed: (files of conf_dir, group overrides) -> config
-_DEFAULTS: dict[tuple, Any] = {}
-_DEFAULTS_MAX = 256
+@functools.lru_cache(maxsize=256)
+def _composed_choices(fingerprint: tuple, groups: tuple[str, ...]) -> Any:
+    """Hydra's composition of the group choices alone, once per state of the conf files
+    (``fingerprint``, :func:`_fingerprint`); callers copy it before they change it."""
+    from hydra import compose as hydra_compose
+
+    return hydra_compose(config_name="config", overrides=list(groups))
 
 
-def _compose_reusing(overrides: list[str], search: list[str], conf_dir: Path) -> Any:
+def _compose_reusing(overrides: list[str], conf_dir: Path) -> Any:
     """Hydra's composition split at its own seam (``ConfigLoaderImpl._load_configuration_impl``):
     the defaults list is built from the group overrides only (Hydra's rule, ``Overrides`` in
     ``defaults_list.py``: an override is a group choice when its key is a config group in the
     repository and its value is not a dict), composed once per distinct choice, and the value
     overrides go through ``ConfigLoaderImpl._apply_overrides_to_config`` on a copy in struct mode.
-    ``None`` with plugin search paths, ``hydra.*`` value overrides or sweeps: Hydra's whole path
-    handles those."""
+    ``None`` with ``hydra.*`` value overrides or sweeps: Hydra's whole path handles those (and
+    plugin search paths: the caller does not reuse with them)."""
     import copy
 
-    from hydra import compose as hydra_compose
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
-    if search:
-        return None
     try:
         parsed = [_parsed(line) for line in overrides]
     except Exception:  # the grammar's own exception: Hydra's whole path reports it
@@ -192,13 +193,7 @@ def _compose_reusing(overrides: list[str], search: list[str], conf_dir: Path) ->
             return None
         is_group = repo.group_exists(o.key_or_group) and not isinstance(o.value(), dict)
         (groups if is_group else values).append(o)
-    key = (_fingerprint(conf_dir), tuple(o.input_line for o in groups))
-    base = _DEFAULTS.get(key)
-    if base is None:
-        base = hydra_compose(config_name="config", overrides=[o.input_line for o in groups])
-        if len(_DEFAULTS) >= _DEFAULTS_MAX:
-            _DEFAULTS.pop(next(iter(_DEFAULTS)))
-        _DEFAULTS[key] = base
+    base = _composed_choices(_fingerprint(conf_dir), tuple(o.input_line for o in groups))
     cfg = copy.deepcopy(base)
     OmegaConf.set_struct(cfg, True)
     ConfigLoaderImpl._apply_overrides_to_config(values, cfg)
@@ -216,7 +211,7 @@ def _compose(overrides: list[str], search: list[str], conf_dir: Path, reuse: boo
     try:
         lines = search + _quiet(overrides) + overrides
         with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
-            cfg = _compose_reusing(lines, search, conf_dir) if reuse else None
+            cfg = _compose_reusing(lines, conf_dir) if reuse and not search else None
             if cfg is None:
                 cfg = hydra_compose(config_name="config", overrides=lines)
         for key in cfg.keys():

@@ -160,7 +160,7 @@ class Model:
         iters = {d: tilings[d].iterations() for d in self.dims}
         trip = {d: tuple(iters[d][j] / (iters[d][j - 1] if j else 1) for j in range(len(self.pos)))
                 for d in self.dims}
-        if (over := self.overflow(s)) is not None:
+        if (over := self.overflow(s, full)) is not None:
             return over
         # ---- loops, outer -> inner: (dim, position, spatial?)
         order = {lv: tuple(o) for lv, o in enumerate(s.orders)}
@@ -195,10 +195,10 @@ class Model:
                     skip = False
                     mult *= t
             between = child < h.fanout <= parent
-            fills = self._words(k.tensor(tname), start, full, trip, memo=blocks) * mult
+            fills = self._words(k.tensor(tname), start, full, trip, blocks) * mult
             if not between:
                 return fills, fills, False
-            widen = self._words(k.tensor(tname), start, full, trip, spatial=True, memo=blocks)
+            widen = self._words(k.tensor(tname), start, full, trip, blocks, spatial=True)
             return fills, widen * mult / fanout, True
 
         def add(m: int, tname: str, reads: float, writes: float) -> None:
@@ -263,20 +263,19 @@ class Model:
             utilization=macs / (steps * h.pes), tilings=tuple(sorted(tilings.items())),
         )
 
-    def overflow(self, s: Schedule) -> Evaluation | None:
+    def overflow(self, s: Schedule, full: dict[str, tuple[int, ...]] | None = None) -> Evaluation | None:
         """The rejection of a schedule whose tiles do not fit (None when they all fit). The answer
-        depends on the spatial unrolling and the tiles only (not the loop orders): kept per model."""
+        depends on the spatial unrolling and the tiles only (not the loop orders): kept per model.
+        ``full`` is the schedule's per-dimension factors when the caller has them."""
         key = (s.spatial, s.tiles)
         if key not in self._fits:
-            self._fits[key] = self._overflow_of(s)
+            if reason := self.check_spatial(s):
+                self._fits[key] = Evaluation(False, reason)
+            else:
+                self._fits[key] = self._overflow(full or {
+                    d: tuple(p for p, _ in dim_tiling(self.bound[d], self.factors(s, d), self.kinds).factors)
+                    for d in self.dims})
         return self._fits[key]
-
-    def _overflow_of(self, s: Schedule) -> Evaluation | None:
-        if reason := self.check_spatial(s):
-            return Evaluation(False, reason)
-        full = {d: tuple(p for p, _ in dim_tiling(self.bound[d], self.factors(s, d), self.kinds).factors)
-                for d in self.dims}
-        return self._overflow(full)
 
     def _overflow(self, full) -> Evaluation | None:
         k, h = self.kernel, self.h
@@ -298,20 +297,18 @@ class Model:
                     return Evaluation(False, f"{name}: the tile needs {need} B > {cap} B", need=(name, need, cap))
         return None
 
-    def _words(self, t: TensorAccess, start: int, full, trip, spatial: bool = False, memo=None) -> float:
+    def _words(self, t: TensorAccess, start: int, full, trip, memo: dict, spatial: bool = False) -> float:
         """Average footprint of ``t``'s block made of positions ``>= start`` (plus the spatial ones).
         ``memo`` (one per schedule) keeps the block's extents per ``(start, spatial)``: they do not
         depend on the tensor."""
         key = (start, spatial)
-        if memo is None or key not in memo:
+        if key not in memo:
             inside = [j for j in range(start, len(self.pos))]
             if spatial:
                 inside += [j for j in self.s_pos if j < start]
-            extents = tuple((prod(full[d][j] for j in inside), prod(trip[d][j] for j in inside)) for d in self.dims)
-            if memo is not None:
-                memo[key] = extents
-        else:
-            extents = memo[key]
+            memo[key] = tuple((prod(full[d][j] for j in inside), prod(trip[d][j] for j in inside))
+                              for d in self.dims)
+        extents = memo[key]
         rel, scale = self.rel[t.name], 1.0
         for d, (f, a) in zip(self.dims, extents):
             if d in rel and f:

@@ -1,9 +1,12 @@
 """Controller generator: configuration registers, the counter group and address generators.
 
 The counter group walks the temporal loop nest (seed 004 eq. 3.5) one step per
-cycle with run-time bounds; each tensor's address generator adds the jump of
-the innermost level that advances, i.e. ``addr = sum_l stride_l * t_l`` kept
-incrementally (jump_l = stride_l - sum_{j>l} stride_j (bound_j - 1)). ``first``
+cycle with run-time bounds; each tensor's address generator keeps
+``addr = sum_l stride_l * t_l`` incrementally as nested bases: ``base_l`` is the
+address with every level inside ``l`` at zero; when level ``k`` advances, ``base_k``
+gains ``stride_k`` and every inner base takes the new value (one adder per tensor).
+The strides do not depend on the bounds, so a partial last tile (Ruby's
+last-iteration bound, seed 002) changes only the bound registers. ``first``
 and ``commit`` mark the first and last step of the innermost reduction levels.
 ``ok<k>`` is high at the steps where FIFO group ``k``'s source step lies inside the
 loop nest (every counter within its configured ``[lo, hi]``); ``depth<k>`` is the
@@ -42,9 +45,9 @@ def mk_ctrl(hm: HostMap) -> Module:
                  for k, cap in enumerate(hm.fifo_capacities)]
 
     last = [m.Reg(f"last_{l}", cw) for l in range(lv)]
-    jump = {t: [m.Reg(f"jump_{t}_{l}", aw) for l in range(lv)] for t in hm.tensors}
+    stride = {t: [m.Reg(f"stride_{t}_{l}", aw) for l in range(lv)] for t in hm.tensors}
     cnt = [m.Reg(f"t_{l}", cw) for l in range(lv)]
-    addr = {t: m.Reg(f"a_{t}", aw) for t in hm.tensors}
+    base = {t: [m.Reg(f"b_{t}_{l}", aw) for l in range(lv)] for t in hm.tensors}
     running = m.Reg("running")
     drain = m.Reg("drain", dw)
     done_r = m.Reg("done_r")
@@ -55,9 +58,9 @@ def mk_ctrl(hm: HostMap) -> Module:
     cfg_writes = [If(cfg_addr == Int(hm.bound_reg(l), hm.cfg_addr_bits, base=10))(last[l](cfg_wdata)) for l in range(lv)]
     for ti, t in enumerate(hm.tensors):
         for l in range(lv):
-            reg_index = Int(hm.jump_reg(ti, l), hm.cfg_addr_bits, base=10)
+            reg_index = Int(hm.stride_reg(ti, l), hm.cfg_addr_bits, base=10)
             value = cfg_wdata if aw == cw else cfg_wdata[0:aw]
-            cfg_writes.append(If(cfg_addr == reg_index)(jump[t][l](value)))
+            cfg_writes.append(If(cfg_addr == reg_index)(stride[t][l](value)))
     if df_out is not None:
         df_sel = m.Reg("df_sel", hm.df_bits)
         value = cfg_wdata if hm.df_bits == cw else cfg_wdata[0:hm.df_bits]
@@ -94,16 +97,20 @@ def mk_ctrl(hm: HostMap) -> Module:
         bump = Mux(wrap[l], Int(0, cw, base=10), cnt[l] + Int(1, cw, base=10))
         step.append(cnt[l](bump) if l == lv - 1 else If(all_wrap(range(l + 1, lv)))(cnt[l](bump)))
     for t in hm.tensors:
-        sel = Int(0, aw, base=10)
-        for l in range(lv):  # outer first, so the innermost non-wrapping level wins
-            sel = Mux(wrap[l], sel, jump[t][l])
-        step.append(addr[t](addr[t] + sel))
+        bsel, ssel = base[t][0], stride[t][0]
+        for l in range(1, lv):  # outer first, so the innermost non-wrapping level wins
+            bsel, ssel = Mux(wrap[l], bsel, base[t][l]), Mux(wrap[l], ssel, stride[t][l])
+        nxt = m.Wire(f"next_{t}", aw)
+        m.Assign(nxt(bsel + ssel))
+        step += [base[t][l](nxt) if l == lv - 1 else If(all_wrap(range(l + 1, lv)))(base[t][l](nxt))
+                 for l in range(lv)]
     step.append(If(all_wrap(range(lv)))(running(0), drain(Int(hm.drain, dw, base=10))))
 
     m.Always(Posedge(clk))(
         If(rst)(running(0), drain(Int(0, dw, base=10)), done_r(0))
         .Elif(start & ~running & (drain == Int(0, dw, base=10)))(
-            running(1), done_r(0), *[c(Int(0, cw, base=10)) for c in cnt], *[a(Int(0, aw, base=10)) for a in addr.values()]
+            running(1), done_r(0), *[c(Int(0, cw, base=10)) for c in cnt],
+            *[b(Int(0, aw, base=10)) for bs in base.values() for b in bs]
         )
         .Elif(running)(*step)
         .Elif(drain != Int(0, dw, base=10))(
@@ -117,7 +124,7 @@ def mk_ctrl(hm: HostMap) -> Module:
     m.Assign(busy(running | (drain != Int(0, dw, base=10))))
     m.Assign(done(done_r))
     for t in hm.tensors:
-        m.Assign(addr_out[t](addr[t]))
+        m.Assign(addr_out[t](base[t][lv - 1]))
     for k, ok in enumerate(ok_out):
         inside = [(cnt[l] >= fifo_lo[k][l]) & (cnt[l] <= fifo_hi[k][l]) for l in range(lv)]
         m.Assign(ok(reduce(lambda a, b: a & b, inside)))

@@ -5,8 +5,8 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
 * ``cfg_we, cfg_addr, cfg_wdata``: write one configuration register per cycle.
   Register ``l`` (``0 <= l < levels``) holds the last index (bound - 1) of
   temporal loop level ``l`` (outer to inner); register ``levels + ti*levels + l``
-  holds the address jump of tensor ``ti`` when level ``l`` advances (all inner
-  levels wrapping), modulo ``2**addr_bits``. A switchable design has one more
+  holds the address stride of tensor ``ti`` along level ``l`` (its bank address is
+  ``sum_l stride_l t_l``), modulo ``2**addr_bits``. A switchable design has one more
   register, ``df_reg``: the index of the dataflow to run (order of ``dataflows``).
   A design with FIFOs (delay links) has, per iteration shift ``k`` of ``shifts``,
   ``fifo_depth_reg(k)`` (the depth ``w``, 1..``fifo_capacities[k]``) and per level ``l``

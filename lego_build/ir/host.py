@@ -80,12 +80,12 @@ class HostMap:
     def bound_reg(self, level: int) -> int:
         return level
 
-    def jump_reg(self, tensor_index: int, level: int) -> int:
+    def stride_reg(self, tensor_index: int, level: int) -> int:
         return self.levels + tensor_index * self.levels + level
 
     @property
     def tensors(self) -> tuple[str, ...]:
-        """Order of address generators (and jump registers): inputs, then the output."""
+        """Order of address generators (and stride registers): inputs, then the output."""
         return self.input_tensors + (self.output_tensor,)
 
     def cycles(self, steps: int) -> int:

@@ -39,12 +39,6 @@ def strides(kernel: Kernel, mapping: Mapping, tensor: str) -> np.ndarray:
     return out
 
 
-def jumps(bounds: list[int], stride: np.ndarray) -> list[int]:
-    """Address increment when level ``l`` advances and all inner levels wrap."""
-    return [int(stride[l] - sum(stride[j] * (bounds[j] - 1) for j in range(l + 1, len(bounds))))
-            for l in range(len(bounds))]
-
-
 def config_words(hm: HostMap, kernel: Kernel, mapping: Mapping, dataflow: str = "",
                  adg: ADG | None = None) -> list[tuple[int, int]]:
     if len(mapping.temporal) != hm.levels:
@@ -61,8 +55,8 @@ def config_words(hm: HostMap, kernel: Kernel, mapping: Mapping, dataflow: str = 
     words = [(hm.bound_reg(l), b - 1) for l, b in enumerate(bounds)]
     amask = (1 << hm.addr_bits) - 1
     for ti, t in enumerate(hm.tensors):
-        for l, j in enumerate(jumps(bounds, strides(kernel, mapping, t))):
-            words.append((hm.jump_reg(ti, l), j & amask))
+        for l, st in enumerate(strides(kernel, mapping, t)):
+            words.append((hm.stride_reg(ti, l), int(st) & amask))
     if hm.dataflows:
         words.append((hm.df_reg, hm.dataflows.index(dataflow)))
     if hm.shifts:

@@ -47,7 +47,7 @@ def host_map(dag: DAG) -> HostMap:
         lane_bits=clog2(max(b.lanes for b in dag.buffers)),
         operand_bits=max(b.bits for b in dag.buffers if b.role == "in"),
         out_bits=out.bits,
-        drain=max(dag.latency, 1),
+        drain=max(dag.latency, 1) + 1,
         dataflows=dag.dataflows if len(dag.dataflows) > 1 else (),
         df_bits=max(1, (len(dag.dataflows) - 1).bit_length()),
         shifts=dag.shifts,
@@ -55,5 +55,6 @@ def host_map(dag: DAG) -> HostMap:
         fifo_depth_bits=max((n.width for n in dag.nodes if n.kind == "cfg" and n.name.startswith("fifodepth")),
                             default=1),
         ppu=dag.ppu,
+        lanes=tuple(dag.buffer(t).lanes for t in (*ins, out.tensor)),
     )
     return replace(hm, cfg_addr_bits=clog2(hm.n_regs))

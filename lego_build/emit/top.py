@@ -4,7 +4,7 @@ Port map and timing of the host interface: :mod:`lego_build.emit.host`.
 """
 from __future__ import annotations
 
-from veriloggen import If, Int, Module, Mux, Posedge, StubModule
+from veriloggen import Cat, If, Int, Module, Mux, Posedge, StubModule
 
 from lego_build.backend.fus import FUS
 from lego_build.emit.ctrl import mk_ctrl
@@ -37,6 +37,16 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
     rd_lane = m.Input("rd_lane", hm.lane_bits)
     rd_addr = m.Input("rd_addr", hm.addr_bits)
     rd_data = m.Output("rd_data", hm.out_bits)
+    # the memory system's side (lego_build.emit.soc): ping-pong halves, whole rows per cycle
+    in_half = m.Input("in_half")
+    out_half = m.Input("out_half")
+    acc = m.Input("acc")
+    dma_we = m.Input("dma_we")
+    dma_tensor = m.Input("dma_tensor", hm.tensor_bits)
+    dma_addr = m.Input("dma_addr", hm.addr_bits)
+    dma_row = m.Input("dma_row", hm.in_row_bits)
+    dma_raddr = m.Input("dma_raddr", hm.addr_bits)
+    dma_rrow = m.Output("dma_rrow", hm.out_row_bits)
 
     subs: dict[str, Module] = {}
 
@@ -98,17 +108,26 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
         inp[(e.dst, e.dst_port)] = src
 
     in_index = {t: i for i, t in enumerate(hm.input_tensors)}
-    out_rdata = []
+    out_rdata, dma_words = [], []
     for n in dag.nodes:
         if n.kind == "read":
             port = n.spec(PortSpec)
             buf, lane = dag.buffer(port.tensor), port.lane
-            sel = (host_tensor == Int(in_index[buf.tensor], hm.tensor_bits, base=10)) & (
-                host_lane == Int(lane, hm.lane_bits, base=10))
-            m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}", ports=[
-                ("clk", clk), ("we", host_we & sel), ("waddr", host_addr), ("wdata", host_wdata),
-                ("raddr", inp[(n.name, "addr")]), ("rdata", signal[(n.name, "data")]),
-            ])
+            index = Int(in_index[buf.tensor], hm.tensor_bits, base=10)
+            sel = (host_tensor == index) & (host_lane == Int(lane, hm.lane_bits, base=10))
+            dsel = dma_we & (dma_tensor == index)
+            word = dma_row[lane * hm.operand_bits:lane * hm.operand_bits + buf.bits]
+            halves = []
+            for h in (0, 1):  # ping-pong: the array reads half in_half, the DMA fills the other
+                mine = in_half if h else ~in_half
+                rdata = m.Wire(f"{n.name}_rdata{h}", buf.bits)
+                halves.append(rdata)
+                m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
+                    ("clk", clk), ("we", (host_we & sel & mine) | (dsel & ~mine)),
+                    ("waddr", Mux(dma_we, dma_addr, host_addr)), ("wdata", Mux(dma_we, word, host_wdata)),
+                    ("raddr", inp[(n.name, "addr")]), ("rdata", rdata),
+                ])
+            m.Assign(signal[(n.name, "data")](Mux(in_half, halves[1], halves[0])))
         elif n.kind == "pin":
             m.Assign(signal[(n.name, "out")](inp[(n.name, "in")]))
         elif n.kind == "delay":
@@ -166,12 +185,29 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
         elif n.kind == "write":
             port = n.spec(PortSpec)
             buf, lane = dag.buffer(port.tensor), port.lane
+            # one cycle of read-modify-write: with ``acc`` a word adds to what the half holds
+            # (a layer's reduction split over tiles accumulates in place)
+            we, waddr, wdata = inp[(n.name, "we")], inp[(n.name, "addr")], inp[(n.name, "data")]
+            we_q = m.Reg(f"{n.name}_we_q")
+            addr_q = m.Reg(f"{n.name}_addr_q", hm.addr_bits)
+            data_q = m.Reg(f"{n.name}_data_q", buf.bits)
+            m.Always(Posedge(clk))(we_q(we), addr_q(waddr), data_q(wdata))
+            halves = []
+            for h in (0, 1):
+                mine = out_half if h else ~out_half
+                rdata = m.Wire(f"{n.name}_rdata{h}", buf.bits)
+                halves.append(rdata)
+                m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
+                    ("clk", clk), ("we", we_q & mine), ("waddr", addr_q),
+                    ("wdata", Mux(acc, rdata + data_q, data_q)),
+                    ("raddr", Mux(mine, Mux(we, waddr, rd_addr), dma_raddr)), ("rdata", rdata),
+                ])
             rdata = m.Wire(f"{n.name}_rdata", buf.bits)
+            m.Assign(rdata(Mux(out_half, halves[1], halves[0])))
             out_rdata.append((lane, rdata))
-            m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}", ports=[
-                ("clk", clk), ("we", inp[(n.name, "we")]), ("waddr", inp[(n.name, "addr")]),
-                ("wdata", inp[(n.name, "data")]), ("raddr", rd_addr), ("rdata", rdata),
-            ])
+            dma_words.append((lane, Mux(out_half, halves[0], halves[1])))
+    dma_words.sort(key=lambda x: x[0])
+    m.Assign(dma_rrow(Cat(*[w for _, w in reversed(dma_words)])))
     rd_lane_q = m.Reg("rd_lane_q", hm.lane_bits)
     m.Always(Posedge(clk))(rd_lane_q(rd_lane))
     out_rdata.sort(key=lambda x: x[0])

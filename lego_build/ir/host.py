@@ -34,6 +34,17 @@ class HostMap:
     fifo_capacities: tuple[int, ...] = ()  # per group: the deepest depth its FIFOs can run at
     fifo_depth_bits: int = 1
     ppu: bool = False
+    lanes: tuple[int, ...] = ()  # banks (data-node ports) per tensor, in ``tensors`` order
+
+    @property
+    def in_row_bits(self) -> int:
+        """Width of the DMA's input row: the widest input tensor's lanes, ``operand_bits`` each."""
+        return max(self.lanes[:-1]) * self.operand_bits
+
+    @property
+    def out_row_bits(self) -> int:
+        """Width of the DMA's output row: every output lane, ``out_bits`` each."""
+        return self.lanes[-1] * self.out_bits
 
     @property
     def read_latency(self) -> int:
@@ -90,5 +101,6 @@ class HostMap:
 
     def cycles(self, steps: int) -> int:
         """Cycles from the cycle ``start`` is high to the first cycle ``done`` is high:
-        one cycle to accept ``start``, one per time step, then ``drain`` cycles."""
+        one cycle to accept ``start``, one per time step, then ``drain`` cycles (the
+        pipeline's latency and the output banks' read-modify-write cycle)."""
         return 1 + steps + self.drain

@@ -340,6 +340,8 @@ class ArchConf:
     max_fus: int = 4096
     clock_mhz: float = 500.0
     dram_bytes_per_cycle: float = 16.0
+    dram_latency_cycles: int = 64  # cycles from a burst's address to its first data beat (the DRAM model)
+    axi_data_bits: int = 128  # the memory system's AXI4 data width (lego_build.emit.soc)
     energy: EnergyConf = field(default_factory=EnergyConf)
     memory: List[MemLevelConf] = field(default_factory=list)  # cost-model levels; empty: the generated array's own
     multicore: Optional[MulticoreConf] = None  # a multicore NPU for mapper=tso (arch=nmp)
@@ -365,6 +367,15 @@ class ArchConf:
                 f"arch.operand_bits={self.operand_bits}, arch.acc_bits={self.acc_bits}: limits are 32 and 64 bits; "
                 "use narrower operands"
             )
+        if self.dram_bytes_per_cycle <= 0:
+            raise ConfigError(f"arch.dram_bytes_per_cycle={self.dram_bytes_per_cycle}: must be > 0 "
+                              "(DRAM bandwidth in bytes per clock cycle, e.g. 16)")
+        if self.dram_latency_cycles < 0:
+            raise ConfigError(f"arch.dram_latency_cycles={self.dram_latency_cycles}: must be >= 0 "
+                              "(cycles from a burst's address to its first data, e.g. 64)")
+        if self.axi_data_bits < 32 or self.axi_data_bits > 1024 or self.axi_data_bits & (self.axi_data_bits - 1):
+            raise ConfigError(f"arch.axi_data_bits={self.axi_data_bits}: must be a power of two from 32 to 1024 "
+                              "(AXI4 data width), e.g. 128")
         if self.acc_bits < 2 * self.operand_bits:
             raise ConfigError(f"arch.acc_bits={self.acc_bits}: must hold a product (>= 2 x arch.operand_bits)")
 

@@ -28,8 +28,9 @@ from dataclasses import replace
 
 from lego_build.ir.dag import DAG
 from lego_build.ir.host import HostMap, clog2
+from lego_build.ir.soc import SocMap, pow2
 
-__all__ = ["HostMap", "clog2", "host_map"]
+__all__ = ["HostMap", "SocMap", "clog2", "host_map", "soc_map"]
 
 
 def host_map(dag: DAG) -> HostMap:
@@ -58,3 +59,11 @@ def host_map(dag: DAG) -> HostMap:
         lanes=tuple(dag.buffer(t).lanes for t in (*ins, out.tensor)),
     )
     return replace(hm, cfg_addr_bits=clog2(hm.n_regs))
+
+
+def soc_map(hm: HostMap, bus_bits: int) -> SocMap:
+    """The memory system of the array ``hm`` describes, on an AXI bus of ``bus_bits``: a lane's
+    word takes a power-of-two number of bytes (outputs sign-extended)."""
+    words = tuple(pow2(-(-b // 8)) for b in (*(hm.operand_bits,) * len(hm.input_tensors), hm.out_bits))
+    return SocMap(levels=hm.levels, tensors=hm.tensors, lanes=hm.lanes, word_bytes=words, bus_bits=bus_bits,
+                  core_regs=hm.n_regs)

@@ -42,10 +42,13 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
     out_half = m.Input("out_half")
     acc = m.Input("acc")
     dma_we = m.Input("dma_we")
+    dma_half = m.Input("dma_half")
     dma_tensor = m.Input("dma_tensor", hm.tensor_bits)
     dma_addr = m.Input("dma_addr", hm.addr_bits)
     dma_row = m.Input("dma_row", hm.in_row_bits)
     dma_raddr = m.Input("dma_raddr", hm.addr_bits)
+    dma_rhalf = m.Input("dma_rhalf")
+    dma_ren = m.Input("dma_ren")
     dma_rrow = m.Output("dma_rrow", hm.out_row_bits)
 
     subs: dict[str, Module] = {}
@@ -118,12 +121,13 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
             dsel = dma_we & (dma_tensor == index)
             word = dma_row[lane * hm.operand_bits:lane * hm.operand_bits + buf.bits]
             halves = []
-            for h in (0, 1):  # ping-pong: the array reads half in_half, the DMA fills the other
+            for h in (0, 1):  # ping-pong: the array reads half in_half while the DMA fills the other
                 mine = in_half if h else ~in_half
+                dma_mine = dma_half if h else ~dma_half
                 rdata = m.Wire(f"{n.name}_rdata{h}", buf.bits)
                 halves.append(rdata)
                 m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
-                    ("clk", clk), ("we", (host_we & sel & mine) | (dsel & ~mine)),
+                    ("clk", clk), ("we", (host_we & sel & mine) | (dsel & dma_mine)),
                     ("waddr", Mux(dma_we, dma_addr, host_addr)), ("wdata", Mux(dma_we, word, host_wdata)),
                     ("raddr", inp[(n.name, "addr")]), ("rdata", rdata),
                 ])
@@ -195,17 +199,18 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
             halves = []
             for h in (0, 1):
                 mine = out_half if h else ~out_half
+                dma_mine = dma_rhalf if h else ~dma_rhalf
                 rdata = m.Wire(f"{n.name}_rdata{h}", buf.bits)
                 halves.append(rdata)
                 m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
                     ("clk", clk), ("we", we_q & mine), ("waddr", addr_q),
                     ("wdata", Mux(acc, rdata + data_q, data_q)),
-                    ("raddr", Mux(mine, Mux(we, waddr, rd_addr), dma_raddr)), ("rdata", rdata),
+                    ("raddr", Mux(we & mine, waddr, Mux(dma_ren & dma_mine, dma_raddr, rd_addr))), ("rdata", rdata),
                 ])
             rdata = m.Wire(f"{n.name}_rdata", buf.bits)
             m.Assign(rdata(Mux(out_half, halves[1], halves[0])))
             out_rdata.append((lane, rdata))
-            dma_words.append((lane, Mux(out_half, halves[0], halves[1])))
+            dma_words.append((lane, Mux(dma_rhalf, halves[1], halves[0])))
     dma_words.sort(key=lambda x: x[0])
     m.Assign(dma_rrow(Cat(*[w for _, w in reversed(dma_words)])))
     rd_lane_q = m.Reg("rd_lane_q", hm.lane_bits)

@@ -20,6 +20,7 @@ from typing import Any
 from lego_build.ir.adg import ADG
 from lego_build.ir.dag import DAG
 from lego_build.ir.host import HostMap
+from lego_build.ir.soc import SocMap
 
 OMIT = {"omit_none": True}
 Json = Any  # a JSON value (dict, list, str, number, bool, None)
@@ -130,7 +131,8 @@ ARTIFACTS: dict[str, ArtifactType] = {
     "dag.json": ArtifactType(DAG, 1),
     "passes.json": ArtifactType(Passes, 1),
     "mapping.json": ArtifactType(MappingDoc, 1),
-    "rtl/host_interface.json": ArtifactType(HostMap, 1),
+    "rtl/host_interface.json": ArtifactType(HostMap, 2),
+    "rtl/soc_interface.json": ArtifactType(SocMap, 1),
     "rtl/manifest.json": ArtifactType(RtlManifest, 1),
     "sim/result.json": ArtifactType(SimResult, 1),
     "summary.json": ArtifactType(Summary, 1),

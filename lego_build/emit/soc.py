@@ -1,0 +1,685 @@
+"""The memory system around the array: ``lego_soc`` (register map and DRAM layout:
+:mod:`lego_build.ir.soc`).
+
+Blocks, each a function below, in one module so the generated Verilog reads top down:
+
+* :func:`_registers`: the AXI4-Lite slave; a write at or above ``core_base`` is a write of
+  the array's own configuration register; misaligned or partial writes get SLVERR.
+* :func:`_sequencer`: walks the layer's tiles (outer to inner, the reduction levels
+  innermost, so an output tile stays in its bank half while its reduction tiles
+  accumulate). It keeps three activities going at once, as a double-buffered level
+  does in the cost model: the DMA loads tile ``j+1`` into one input half while the array
+  computes tile ``j`` from the other, and writes output tile ``o-1`` back from one output
+  half while the array accumulates tile ``o`` into the other. Per tile it writes the
+  array's bound registers (full trips, or the remainder trips of a last tile: Ruby's
+  last-iteration bound, seed 002) and starts it.
+* :func:`_loader` / :func:`_storer`: the DMA's read and write engines. A tensor's tile is
+  a strided box of rows (:mod:`lego_build.ir.soc`); rows contiguous in DRAM (the innermost
+  level the tensor depends on) go out as one INCR burst, split at 256 beats and 4 KB
+  boundaries; a row narrower than the bus is one narrow transfer. The loader writes one
+  whole row (every lane of the tensor) per cycle into the array's banks; the storer
+  reads one row per cycle from the output half being written back.
+
+Every address walker is :func:`walker`: nested bases, no multiplier (the controller's
+scheme, :mod:`lego_build.emit.ctrl`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import reduce
+
+from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
+
+from lego_build.ir.host import HostMap, clog2
+from lego_build.ir.soc import COUNTERS, CTRL, CYCLES, STATUS, SocMap
+
+ADDR = 32  # AXI address bits
+MAX_BURST = 256  # AXI4 INCR burst length limit (beats)
+
+
+def _i(v: int, w: int):
+    return Int(v, w, base=10)
+
+
+def _ors(terms):
+    return reduce(lambda a, b: a | b, terms)
+
+
+def _ands(terms):
+    return reduce(lambda a, b: a & b, terms)
+
+
+def _pick(sel, width: int, options: list):
+    """``options[sel]`` as a multiplexer chain (the last option is the default)."""
+    out = options[-1]
+    for k in reversed(range(len(options) - 1)):
+        out = Mux(sel == _i(k, width), options[k], out)
+    return out
+
+
+def _min(a, b):
+    return Mux(a < b, a, b)
+
+
+def _wire(m: Module, name: str, width: int, expr):
+    """``expr`` on a named wire (Verilog cannot part-select an expression)."""
+    wire = m.Wire(name, width)
+    m.Assign(wire(expr))
+    return wire
+
+
+def walker(m: Module, clk, name: str, lasts: list, cw: int, streams: list, start, step):
+    """Nested loops with per-level last indices ``lasts`` (outer to inner) and affine address
+    ``streams`` (``(width, base, strides)``): ``start`` loads the bases, ``step`` advances one
+    point. Returns (counters, addresses, all-last)."""
+    lv = len(lasts)
+    cnt = [m.Reg(f"{name}_t{l}", cw) for l in range(lv)]
+    wrap = [m.Wire(f"{name}_wrap{l}") for l in range(lv)]
+    for l in range(lv):
+        m.Assign(wrap[l](cnt[l] == lasts[l]))
+
+    def all_wrap(levels):
+        return _ands([wrap[l] for l in levels])
+
+    on_start = [c(_i(0, cw)) for c in cnt]
+    on_step = []
+    for l in range(lv):
+        bump = cnt[l](Mux(wrap[l], _i(0, cw), cnt[l] + _i(1, cw)))
+        on_step.append(bump if l == lv - 1 else If(all_wrap(range(l + 1, lv)))(bump))
+    addrs = []
+    for s, (width, base0, strides) in enumerate(streams):
+        bases = [m.Reg(f"{name}_b{s}_{l}", width) for l in range(lv)]
+        bsel, ssel = bases[0], strides[0]
+        for l in range(1, lv):
+            bsel, ssel = Mux(wrap[l], bsel, bases[l]), Mux(wrap[l], ssel, strides[l])
+        nxt = m.Wire(f"{name}_next{s}", width)
+        m.Assign(nxt(bsel + ssel))
+        on_start += [b(base0) for b in bases]
+        on_step += [bases[l](nxt) if l == lv - 1 else If(all_wrap(range(l + 1, lv)))(bases[l](nxt))
+                    for l in range(lv)]
+        addrs.append(bases[-1])
+    m.Always(Posedge(clk))(If(start)(*on_start).Elif(step)(*on_step))
+    done = m.Wire(f"{name}_last")
+    m.Assign(done(all_wrap(range(lv))))
+    return cnt, addrs, done
+
+
+@dataclass
+class _Ctx:
+    """Signals the blocks share."""
+
+    m: Module
+    hm: HostMap
+    sm: SocMap
+    clk: object
+    rst: object
+    regs: dict
+    core: dict
+    mi: dict
+    mo: dict
+    w: dict  # wires between blocks
+    unused: list  # bits no block reads (collected on one wire Verilator's lint ignores by name)
+
+
+def mk_soc(hm: HostMap, sm: SocMap) -> Module:
+    if hm.counter_bits > 32:
+        raise ValueError(f"{hm.counter_bits}-bit loop counters do not fit the 32-bit registers")
+    lv, cw, aw = hm.levels, hm.counter_bits, hm.addr_bits
+    nt = len(sm.tensors)
+    bw = sm.bus_bits
+    m = Module("lego_soc")
+    clk = m.Input("clk")
+    rst = m.Input("rst")
+    axw = sm.axil_addr_bits
+    s_in = {n: m.Input(f"s_axil_{n}", w) for n, w in (
+        ("awaddr", axw), ("awvalid", 1), ("wdata", 32), ("wstrb", 4), ("wvalid", 1), ("bready", 1),
+        ("araddr", axw), ("arvalid", 1), ("rready", 1))}
+    s_out = {n: m.Output(f"s_axil_{n}", w) for n, w in (
+        ("awready", 1), ("wready", 1), ("bresp", 2), ("bvalid", 1), ("arready", 1), ("rdata", 32), ("rresp", 2),
+        ("rvalid", 1))}
+    mi = {n: m.Input(f"m_axi_{n}", w) for n, w in (
+        ("arready", 1), ("rdata", bw), ("rresp", 2), ("rlast", 1), ("rvalid", 1), ("awready", 1), ("wready", 1),
+        ("bresp", 2), ("bvalid", 1))}
+    mo = {n: m.Output(f"m_axi_{n}", w) for n, w in (
+        ("araddr", ADDR), ("arlen", 8), ("arsize", 3), ("arburst", 2), ("arvalid", 1), ("rready", 1),
+        ("awaddr", ADDR), ("awlen", 8), ("awsize", 3), ("awburst", 2), ("awvalid", 1), ("wdata", bw),
+        ("wstrb", sm.bus_bytes), ("wlast", 1), ("wvalid", 1), ("bready", 1))}
+    irq = m.Output("irq")
+    regs = {
+        "tiles": [m.Reg(f"tiles_{l}", cw) for l in range(lv)],
+        "full": [m.Reg(f"full_{l}", cw) for l in range(lv)],
+        "rem": [m.Reg(f"rem_{l}", cw) for l in range(lv)],
+        "base": [m.Reg(f"base_{t}", ADDR) for t in range(nt)],
+        "row": [[m.Reg(f"row_stride_{t}_{l}", ADDR) for l in range(lv)] for t in range(nt)],
+        "tile": [[m.Reg(f"tile_stride_{t}_{l}", ADDR) for l in range(lv)] for t in range(nt)],
+        "bank": [[m.Reg(f"bank_stride_{t}_{l}", aw) for l in range(lv)] for t in range(nt)],
+    }
+    core = {n: m.Wire(f"core_{n}", w) for n, w in (
+        ("cfg_we", 1), ("cfg_addr", hm.cfg_addr_bits), ("cfg_wdata", cw), ("start", 1), ("busy", 1), ("done", 1),
+        ("in_half", 1), ("out_half", 1), ("acc", 1), ("dma_we", 1), ("dma_half", 1), ("dma_tensor", hm.tensor_bits),
+        ("dma_addr", aw), ("dma_row", hm.in_row_bits), ("dma_raddr", aw), ("dma_rhalf", 1), ("dma_ren", 1),
+        ("dma_rrow", hm.out_row_bits), ("rd_data", hm.out_bits))}
+    tied = [("host_we", _i(0, 1)), ("host_tensor", _i(0, hm.tensor_bits)), ("host_lane", _i(0, hm.lane_bits)),
+            ("host_addr", _i(0, aw)), ("host_wdata", _i(0, hm.operand_bits)), ("rd_lane", _i(0, hm.lane_bits)),
+            ("rd_addr", _i(0, aw))]
+    m.Instance(StubModule("lego_top"), "u_array", ports=[("clk", clk), ("rst", rst)] + tied + list(core.items()))
+    wires = {n: m.Wire(n, w) for n, w in (
+        ("go", 1), ("finish", 1), ("err", 1), ("host_cfg_we", 1), ("host_cfg_addr", hm.cfg_addr_bits),
+        ("host_cfg_wdata", cw), ("ld_start", 1), ("ld_done", 1), ("st_start", 1), ("st_done", 1),
+        ("rd_beat", 1), ("wr_beat", 1))}
+    c = _Ctx(m, hm, sm, clk, rst, regs, core, mi, mo, wires, [(core["rd_data"], hm.out_bits)])
+    state = _registers(c, s_in, s_out, irq)
+    _sequencer(c, state)
+    _loader(c)
+    _storer(c)
+    _wire(m, "unused_bits", sum(w for _, w in c.unused), Cat(*[x for x, _ in c.unused]))
+    return m
+
+
+def _fields(c: _Ctx) -> list:
+    sm, r = c.sm, c.regs
+    out = []
+    for l in range(sm.levels):
+        out += [(sm.tiles_reg(l), r["tiles"][l]), (sm.full_reg(l), r["full"][l]), (sm.rem_reg(l), r["rem"][l])]
+    for t in range(len(sm.tensors)):
+        out.append((sm.base_reg(t), r["base"][t]))
+        for l in range(sm.levels):
+            out += [(sm.row_stride_reg(t, l), r["row"][t][l]), (sm.tile_stride_reg(t, l), r["tile"][t][l]),
+                    (sm.bank_stride_reg(t, l), r["bank"][t][l])]
+    return sorted(out, key=lambda x: x[0])
+
+
+def _registers(c: _Ctx, s_in: dict, s_out: dict, irq) -> dict:
+    """The AXI4-Lite slave: one write (address and data together) and one read at a time."""
+    m, sm, w = c.m, c.sm, c.w
+    axw = sm.axil_addr_bits
+    iw = axw - 2
+    irq_en = m.Reg("irq_en")
+    done = m.Reg("done")
+    busy = m.Reg("busy")
+    axi_err = m.Reg("axi_err")
+    go = m.Reg("go_r")
+    bvalid, bresp = m.Reg("axil_bvalid"), m.Reg("axil_bresp", 2)
+    rvalid, rdata, rresp = m.Reg("axil_rvalid"), m.Reg("axil_rdata", 32), m.Reg("axil_rresp", 2)
+    counters = {n: m.Reg(f"cnt_{n}", 32) for n in COUNTERS}
+    accept = m.Wire("axil_accept")
+    m.Assign(accept(s_in["awvalid"] & s_in["wvalid"] & ~bvalid))
+    widx = m.Wire("axil_widx", iw)
+    m.Assign(widx(s_in["awaddr"][2:axw]))
+    good = m.Wire("axil_good")
+    m.Assign(good((s_in["awaddr"][0:2] == _i(0, 2)) & (s_in["wstrb"] == _i(15, 4))))
+    for n, v in (("awready", accept), ("wready", accept), ("bvalid", bvalid), ("bresp", bresp),
+                 ("arready", ~rvalid), ("rvalid", rvalid), ("rdata", rdata), ("rresp", rresp)):
+        m.Assign(s_out[n](v))
+    wdata = s_in["wdata"]
+    m.Assign(w["host_cfg_we"](accept & good & (widx >= _i(sm.core_base, iw)) & ~busy))
+    m.Assign(w["host_cfg_addr"](widx[0:c.hm.cfg_addr_bits]))
+    m.Assign(w["host_cfg_wdata"](wdata if c.hm.counter_bits == 32 else wdata[0:c.hm.counter_bits]))
+    writes = [If(widx == _i(idx, iw))(reg(wdata if reg.width == 32 else wdata[0:reg.width]))
+              for idx, reg in _fields(c)]
+    m.Always(Posedge(c.clk))(
+        go(0),
+        If(c.rst)(bvalid(0), irq_en(0), done(0), busy(0), axi_err(0))
+        .Else(
+            If(accept)(
+                bvalid(1), bresp(Mux(good, _i(0, 2), _i(2, 2))),
+                If(good & ~busy)(*writes),
+                If(good & (widx == _i(CTRL, iw)))(
+                    irq_en(wdata[1]),
+                    If(wdata[0] & ~busy)(go(1), busy(1), done(0), axi_err(0))),
+                If(good & (widx == _i(STATUS, iw)) & wdata[1])(done(0)))
+            .Elif(s_in["bready"])(bvalid(0)),
+            If(w["finish"])(busy(0), done(1)),
+            If(w["err"])(axi_err(1))))
+    ridx = m.Wire("axil_ridx", iw)
+    m.Assign(ridx(s_in["araddr"][2:axw]))
+    value = _i(0, 32)
+    for idx, reg in _fields(c):
+        value = Mux(ridx == _i(idx, iw), reg if reg.width == 32 else Cat(_i(0, 32 - reg.width), reg), value)
+    for k, n in enumerate(COUNTERS):
+        value = Mux(ridx == _i(CYCLES + k, iw), counters[n], value)
+    value = Mux(ridx == _i(STATUS, iw), Cat(_i(0, 29), axi_err, done, busy), value)
+    value = Mux(ridx == _i(CTRL, iw), Cat(_i(0, 30), irq_en, _i(0, 1)), value)
+    m.Always(Posedge(c.clk))(
+        If(c.rst)(rvalid(0))
+        .Elif(s_in["arvalid"] & ~rvalid)(
+            rvalid(1), rdata(value), rresp(Mux(s_in["araddr"][0:2] == _i(0, 2), _i(0, 2), _i(2, 2))))
+        .Elif(s_in["rready"])(rvalid(0)))
+    m.Assign(irq(done & irq_en))
+    m.Assign(w["go"](go))
+    return {"busy": busy, "counters": counters}
+
+
+def _bounds(c: _Ctx, idx: list, name: str) -> list:
+    """Per level, the last trip index of the tile at tile index ``idx``: the remainder for a last tile."""
+    r = c.regs
+    out = []
+    for l in range(c.hm.levels):
+        b = c.m.Wire(f"{name}_bound{l}", c.hm.counter_bits)
+        c.m.Assign(b(Mux(idx[l] == r["tiles"][l], r["rem"][l], r["full"][l])))
+        out.append(b)
+    return out
+
+
+def _sequencer(c: _Ctx, state: dict) -> None:
+    m, hm, r, w, core = c.m, c.hm, c.regs, c.w, c.core
+    lv, cw = hm.levels, hm.counter_bits
+    nin = len(hm.input_tensors)
+    out_t = nin
+    busy, counters = state["busy"], state["counters"]
+    ld_next, cp_next = m.Wire("ld_next"), m.Wire("cp_next")
+    ld_idx, ld_bases, ld_last = walker(m, c.clk, "ldw", r["tiles"], cw,
+                                       [(ADDR, r["base"][t], r["tile"][t]) for t in range(nin)], w["go"], ld_next)
+    cp_idx, (cp_base,), cp_last = walker(m, c.clk, "cpw", r["tiles"], cw,
+                                         [(ADDR, r["base"][out_t], r["tile"][out_t])], w["go"], cp_next)
+    c.w["ld_bounds"] = _bounds(c, ld_idx, "ld")
+    c.w["ld_bases"] = ld_bases
+    cp_b = _bounds(c, cp_idx, "cp")
+    outer = [r["bank"][out_t][l] != _i(0, hm.addr_bits) for l in range(lv)]  # levels of the output
+    acc_now = m.Wire("cp_acc_now")
+    m.Assign(acc_now(_ors([(cp_idx[l] != _i(0, cw)) & ~outer[l] for l in range(lv)])))
+    ends_out = m.Wire("cp_ends_out")
+    m.Assign(ends_out(_ands([(cp_idx[l] == r["tiles"][l]) | outer[l] for l in range(lv)])))
+
+    in_full = [m.Reg(f"in_full{h}") for h in (0, 1)]
+    out_busy = [m.Reg(f"out_busy{h}") for h in (0, 1)]
+    ld_on, ld_half, ld_all = m.Reg("ld_on"), m.Reg("ld_half"), m.Reg("ld_all")
+    ld_go = m.Reg("ld_go")
+    cp_state = m.Reg("cp_state", 2)  # 0 idle, 1 programming bounds, 2 start, 3 wait
+    cp_half, out_cur, cp_all = m.Reg("cp_half"), m.Reg("out_cur"), m.Reg("cp_all")
+    cp_acc, cp_ends = m.Reg("cp_acc"), m.Reg("cp_ends")
+    prog = m.Reg("prog", hm.cfg_addr_bits)
+    st_on, st_half, st_pending = m.Reg("st_on"), m.Reg("st_half"), m.Reg("st_pending")
+    st_go = m.Reg("st_go")
+    st_base = m.Reg("st_base", ADDR)
+    st_b = [m.Reg(f"st_bound{l}", cw) for l in range(lv)]
+    c.w["st_base"], c.w["st_bounds"] = st_base, st_b
+
+    def at(regs2, half):
+        return Mux(half, regs2[1], regs2[0])
+
+    ld_can = busy & ~ld_all & ~ld_on & ~ld_go & ~at(in_full, ld_half)
+    ready = at(in_full, cp_half) & (acc_now | ~at(out_busy, out_cur))
+    cp_can = busy & ~cp_all & (cp_state == _i(0, 2)) & ready
+    cp_end = (cp_state == _i(3, 2)) & core["done"]
+    st_can = ~st_on & ~st_go & st_pending
+    m.Assign(ld_next(w["ld_done"] & ~ld_last))
+    m.Assign(cp_next(cp_end & ~cp_last))
+    m.Assign(w["ld_start"](ld_go))
+    m.Assign(w["st_start"](st_go))
+    m.Assign(w["finish"](busy & ld_all & cp_all & (cp_state == _i(0, 2)) & ~st_on & ~st_go & ~st_pending))
+    waiting = busy & ~cp_all & (cp_state == _i(0, 2))
+    half_flags = []
+    for h in (0, 1):
+        hh = _i(h, 1)
+        half_flags += [
+            in_full[h]((in_full[h] & ~(cp_end & (cp_half == hh))) | (w["ld_done"] & (ld_half == hh))),
+            out_busy[h]((out_busy[h] & ~(w["st_done"] & (st_half == hh)))
+                        | (cp_can & ~acc_now & (out_cur == hh))),
+        ]
+    m.Always(Posedge(c.clk))(
+        ld_go(0), st_go(0),
+        If(c.rst | w["go"])(
+            *[f(0) for f in (*in_full, *out_busy, ld_on, ld_half, ld_all, cp_half, out_cur, cp_all, st_on, st_half,
+                             st_pending)], cp_state(0),
+            *[ctr(0) for ctr in counters.values()])
+        .Else(
+            *half_flags,
+            If(busy)(counters["cycles"](counters["cycles"] + 1)),
+            If(core["busy"])(counters["compute"](counters["compute"] + 1)),
+            If(waiting & ~at(in_full, cp_half))(counters["load_wait"](counters["load_wait"] + 1)),
+            If(waiting & at(in_full, cp_half) & ~acc_now & at(out_busy, out_cur))(
+                counters["store_wait"](counters["store_wait"] + 1)),
+            If(w["rd_beat"])(counters["rd_beats"](counters["rd_beats"] + 1)),
+            If(w["wr_beat"])(counters["wr_beats"](counters["wr_beats"] + 1)),
+            # loads: the next tile into the free input half
+            If(ld_can)(ld_on(1), ld_go(1)),
+            If(w["ld_done"])(ld_on(0), ld_half(~ld_half), If(ld_last)(ld_all(1))),
+            # compute: program the bounds, start, wait
+            If(cp_can)(cp_state(1), prog(0), cp_acc(acc_now), cp_ends(ends_out)),
+            If(cp_state == _i(1, 2))(prog(prog + 1), If(prog == _i(lv - 1, hm.cfg_addr_bits))(cp_state(2))),
+            If(cp_state == _i(2, 2))(cp_state(3)),
+            If(cp_end)(
+                cp_state(0), cp_half(~cp_half), If(cp_last)(cp_all(1)),
+                If(cp_ends)(st_pending(1), out_cur(~out_cur), st_base(cp_base), *[b(x) for b, x in zip(st_b, cp_b)])),
+            # stores: the finished output half back to memory
+            If(st_can)(st_on(1), st_go(1), st_pending(0)),
+            If(w["st_done"])(st_on(0), st_half(~st_half)),
+        ))
+    programming = cp_state == _i(1, 2)
+    m.Assign(core["cfg_we"](programming | w["host_cfg_we"]))
+    m.Assign(core["cfg_addr"](Mux(programming, prog, w["host_cfg_addr"])))
+    m.Assign(core["cfg_wdata"](Mux(programming, _pick(prog, hm.cfg_addr_bits, cp_b), w["host_cfg_wdata"])))
+    m.Assign(core["start"](cp_state == _i(2, 2)))
+    m.Assign(core["in_half"](cp_half))
+    m.Assign(core["out_half"](out_cur))
+    m.Assign(core["acc"](cp_acc))
+    c.w["ld_half"], c.w["st_half"] = ld_half, st_half
+
+
+def _run(c: _Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list):
+    """Per-tensor burst geometry of the tile being moved: the walker's last indices (the
+    contiguous run level folded into the burst when rows are at least a beat), the run's
+    length in beats, and AxSIZE."""
+    m, r, sm = c.m, c.regs, c.sm
+    lv, cw, aw = c.hm.levels, c.hm.counter_bits, c.hm.addr_bits
+    rows_last, runs_last, beats_shift, sizes = [], [], [], []
+    for t in tensors:
+        slot = sm.slot_bytes[t]
+        dep = [r["bank"][t][l] != _i(0, aw) for l in range(lv)]
+        inner = [r["bank"][t][l] == _i(1, aw) for l in range(lv)]
+        rows_last.append([Mux(dep[l], bounds[l], _i(0, cw)) for l in range(lv)])
+        if slot >= sm.bus_bytes:
+            runs_last.append([Mux(inner[l], _i(0, cw), rows_last[-1][l]) for l in range(lv)])
+            beats_shift.append(clog2(slot // sm.bus_bytes) if slot > sm.bus_bytes else 0)
+            sizes.append(clog2(sm.bus_bytes))
+        else:
+            runs_last.append(rows_last[-1])
+            beats_shift.append(None)
+            sizes.append(clog2(slot) if slot > 1 else 0)
+    rows = [_pick(t_sel, t_bits, [x[l] for x in rows_last]) for l in range(lv)]
+    runs = [m.Wire(f"{name}_runs_last{l}", cw) for l in range(lv)]
+    for l in range(lv):
+        m.Assign(runs[l](_pick(t_sel, t_bits, [x[l] for x in runs_last])))
+    # beats of one run: the rows of the run level times the beats per row (1 for narrow rows)
+    rb = cw + 9
+    per_tensor = []
+    for t, shift in zip(tensors, beats_shift):
+        if shift is None:
+            per_tensor.append(_i(1, rb))
+            continue
+        run_rows = _i(0, cw)
+        for l in range(lv):
+            run_rows = Mux(r["bank"][t][l] == _i(1, aw), bounds[l], run_rows)
+        per_tensor.append(Cat(_i(0, 9 - shift), run_rows + _i(1, cw), _i(0, shift)) if shift else
+                          Cat(_i(0, 9), run_rows + _i(1, cw)))
+    run_beats = m.Wire(f"{name}_run_beats", rb)
+    m.Assign(run_beats(_pick(t_sel, t_bits, per_tensor)))
+    size = m.Wire(f"{name}_size", 3)
+    m.Assign(size(_pick(t_sel, t_bits, [_i(z, 3) for z in sizes])))
+    return rows, runs, run_beats, size
+
+
+def _issuer(c: _Ctx, name: str, walker_addr, run_beats):
+    """Address channel of one engine: the current run's next burst (split at 256 beats and
+    4 KB): its address, the beats left in the run, the burst's beats, AxLEN and bytes."""
+    m, sm = c.m, c.sm
+    rb = run_beats.width
+    first = m.Reg(f"{name}_first")
+    addr_r = m.Reg(f"{name}_addr_r", ADDR)
+    rem_r = m.Reg(f"{name}_rem_r", rb)
+    addr = m.Wire(f"{name}_addr", ADDR)
+    rem = m.Wire(f"{name}_rem", rb)
+    m.Assign(addr(Mux(first, walker_addr, addr_r)))
+    m.Assign(rem(Mux(first, run_beats, rem_r)))
+    shift = clog2(sm.bus_bytes) if sm.bus_bytes > 1 else 0
+    to4k = m.Wire(f"{name}_to4k", rb)
+    room = _wire(m, f"{name}_room", 14, _i(4096, 14) - Cat(_i(0, 2), addr[0:12]))
+    if shift:
+        c.unused.append((room[0:shift], shift))
+    m.Assign(to4k(Cat(_i(0, rb - (14 - shift)), room[shift:14])))
+    piece = m.Wire(f"{name}_piece", rb)
+    m.Assign(piece(_min(_min(rem, to4k), _i(MAX_BURST, rb))))
+    alen = _wire(m, f"{name}_alen", rb, piece - _i(1, rb))
+    c.unused.append((alen[8:rb], rb - 8))
+    pbytes = _wire(m, f"{name}_pbytes", ADDR, Cat(_i(0, ADDR - rb - shift), piece, *([_i(0, shift)] if shift else [])))
+    return first, addr_r, rem_r, addr, rem, piece, alen, pbytes
+
+
+def _loader(c: _Ctx) -> None:
+    """The DMA read engine: every input tensor's rows of the tile, into the free input half."""
+    m, hm, sm, r, w, core, mi, mo = c.m, c.hm, c.sm, c.regs, c.w, c.core, c.mi, c.mo
+    lv, cw, aw = hm.levels, hm.counter_bits, hm.addr_bits
+    nin = len(hm.input_tensors)
+    tb = clog2(nin + 1)
+    bw, bb = sm.bus_bits, sm.bus_bytes
+    tensors = list(range(nin))
+    bounds = w["ld_bounds"]
+
+    # address channel
+    ar_t, ar_on, ar_restart = m.Reg("ar_t", tb), m.Reg("ar_on"), m.Reg("ar_restart")
+    _, runs_last, run_beats, size = _run(c, "ar", ar_t, tb, tensors, bounds)
+    ar_step, ar_start = m.Wire("arw_step"), m.Wire("arw_start")
+    _, (ar_walk,), ar_walk_last = walker(
+        m, c.clk, "arw", runs_last, cw, [(ADDR, _pick(ar_t, tb, w["ld_bases"]), _pick_strides(r["row"], ar_t, tb,
+                                                                                           tensors, lv))],
+        ar_start, ar_step)
+    first, addr_r, rem_r, addr, rem, piece, alen, pbytes = _issuer(c, "ar", ar_walk, run_beats)
+    ob = clog2(sm.max_outstanding + 1)
+    outstanding = m.Reg("ar_outstanding", ob)
+    arvalid = m.Wire("ar_valid")
+    m.Assign(arvalid(ar_on & ~ar_restart & (outstanding < _i(sm.max_outstanding, ob))))
+    ar_hs = m.Wire("ar_hs")
+    m.Assign(ar_hs(arvalid & mi["arready"]))
+    run_end = m.Wire("ar_run_end")
+    m.Assign(run_end(ar_hs & (piece == rem)))
+    m.Assign(ar_step(run_end & ~ar_walk_last))
+    m.Assign(ar_start(ar_restart))
+    r_hs = m.Wire("r_hs")
+    m.Assign(r_hs(mi["rvalid"] & mo["rready"]))
+    r_burst_end = r_hs & mi["rlast"]
+    m.Always(Posedge(c.clk))(
+        If(c.rst)(ar_on(0), ar_restart(0), outstanding(0), first(1))
+        .Else(
+            If(ar_hs & ~r_burst_end)(outstanding(outstanding + 1)),
+            If(~ar_hs & r_burst_end)(outstanding(outstanding - 1)),
+            If(w["ld_start"])(ar_on(1), ar_t(0), ar_restart(1), first(1)),
+            If(ar_restart)(ar_restart(0)),
+            If(ar_hs)(
+                If(run_end)(
+                    first(1),
+                    If(ar_walk_last)(
+                        If(ar_t == _i(nin - 1, tb))(ar_on(0)).Else(ar_t(ar_t + 1), ar_restart(1))))
+                .Else(first(0), addr_r(addr + pbytes), rem_r(rem - piece)))))
+    m.Assign(mo["arvalid"](arvalid))
+    m.Assign(mo["araddr"](addr))
+    m.Assign(mo["arlen"](alen[0:8]))
+    m.Assign(mo["arsize"](size))
+    m.Assign(mo["arburst"](_i(1, 2)))
+
+    # data channel: rows into the banks
+    r_t, r_on, r_restart = m.Reg("r_t", tb), m.Reg("r_on"), m.Reg("r_restart")
+    r_step, r_start = m.Wire("rw_step"), m.Wire("rw_start")
+    low = 12
+    _, (bank_addr, dram_low), r_walk_last = walker(
+        m, c.clk, "rw", rows_last_for(c, r_t, tb, tensors, bounds), cw,
+        [(aw, _i(0, aw), _pick_strides(r["bank"], r_t, tb, tensors, lv)),
+         (low, _pick(r_t, tb, [x[0:low] for x in w["ld_bases"]]),
+          [_pick(r_t, tb, [r["row"][t][l][0:low] for t in tensors]) for l in range(lv)])],
+        r_start, r_step)
+    beats_max = max(max(1, sm.slot_bytes[t] // bb) for t in tensors)
+    bi = clog2(beats_max + 1)
+    r_beat = m.Reg("r_beat", bi)
+    slots = [m.Reg(f"r_slot{k}", bw) for k in range(beats_max - 1)]
+    row_end_t = []
+    rows_t = []
+    for t in tensors:
+        slot = sm.slot_bytes[t]
+        nb = max(1, slot // bb)
+        if slot >= bb:
+            bytes_ = _wire(m, f"r_bytes{t}", nb * bw, Cat(mi["rdata"], *reversed(slots[:nb - 1])) if nb > 1
+                           else mi["rdata"])
+            row_end_t.append(r_beat == _i(nb - 1, bi))
+        else:
+            bytes_ = _wire(m, f"r_bytes{t}", bw, mi["rdata"] >> Cat(dram_low[0:clog2(bb)], _i(0, 3)))
+            c.unused.append((bytes_[slot * 8:bw], bw - slot * 8))
+            row_end_t.append(_i(1, 1))
+        rows_t.append(_lanes_in(c, t, bytes_))
+    row_end = m.Wire("r_row_end")
+    m.Assign(row_end(r_hs & _pick(r_t, tb, row_end_t)))
+    m.Assign(r_step(row_end & ~r_walk_last))
+    m.Assign(r_start(r_restart))
+    m.Assign(mo["rready"](r_on & ~r_restart))
+    dma_we, dma_addr = m.Reg("dma_we_r"), m.Reg("dma_addr_r", aw)
+    dma_tensor, dma_row = m.Reg("dma_tensor_r", hm.tensor_bits), m.Reg("dma_row_r", hm.in_row_bits)
+    done = m.Reg("ld_done_r")
+    m.Always(Posedge(c.clk))(
+        dma_we(0), done(0),
+        If(c.rst)(r_on(0), r_restart(0), r_beat(0))
+        .Else(
+            If(w["ld_start"])(r_on(1), r_t(0), r_restart(1), r_beat(0)),
+            If(r_restart)(r_restart(0)),
+            If(r_hs)(
+                *[If(r_beat == _i(k, bi))(slots[k](mi["rdata"])) for k in range(len(slots))],
+                If(row_end)(
+                    r_beat(0), dma_we(1), dma_addr(bank_addr), dma_tensor(r_t[0:hm.tensor_bits]),
+                    dma_row(_pick(r_t, tb, rows_t)),
+                    If(r_walk_last)(If(r_t == _i(nin - 1, tb))(r_on(0), done(1)).Else(r_t(r_t + 1), r_restart(1))))
+                .Else(r_beat(r_beat + 1)))))
+    m.Assign(w["rd_beat"](r_hs))
+    m.Assign(w["ld_done"](done))
+    m.Assign(core["dma_we"](dma_we))
+    m.Assign(core["dma_half"](w["ld_half"]))
+    m.Assign(core["dma_tensor"](dma_tensor))
+    m.Assign(core["dma_addr"](dma_addr))
+    m.Assign(core["dma_row"](dma_row))
+    c.w["r_err"] = r_hs & (mi["rresp"] != _i(0, 2))
+
+
+def rows_last_for(c: _Ctx, t_sel, tb: int, tensors: list, bounds: list) -> list:
+    """Per level, the last trip the rows of the selected tensor walk (0 where it does not depend)."""
+    aw, cw = c.hm.addr_bits, c.hm.counter_bits
+    return [_pick(t_sel, tb, [Mux(c.regs["bank"][t][l] != _i(0, aw), bounds[l], _i(0, cw)) for t in tensors])
+            for l in range(c.hm.levels)]
+
+
+def _pick_strides(table, t_sel, tb: int, tensors: list, lv: int) -> list:
+    return [_pick(t_sel, tb, [table[t][l] for t in tensors]) for l in range(lv)]
+
+
+def _lanes_in(c: _Ctx, t: int, row_bytes):
+    """The DMA row of input tensor ``t``: lane ``i``'s word from its bytes, packed at ``operand_bits``."""
+    hm, sm = c.hm, c.sm
+    wb = sm.word_bytes[t]
+    words = [row_bytes[i * wb * 8:i * wb * 8 + hm.operand_bits] for i in range(sm.lanes[t])]
+    pad = hm.in_row_bits - sm.lanes[t] * hm.operand_bits
+    return Cat(*([_i(0, pad)] if pad else []), *reversed(words))
+
+
+def _storer(c: _Ctx) -> None:
+    """The DMA write engine: the finished output half's rows back to memory."""
+    m, hm, sm, r, w, core, mi, mo = c.m, c.hm, c.sm, c.regs, c.w, c.core, c.mi, c.mo
+    lv, cw, aw = hm.levels, hm.counter_bits, hm.addr_bits
+    t = len(hm.input_tensors)
+    bw, bb = sm.bus_bits, sm.bus_bytes
+    slot, wb = sm.slot_bytes[t], sm.word_bytes[t]
+    one = _i(0, 1)
+    bounds = w["st_bounds"]
+    rows_last, runs_last, run_beats, size = _run(c, "aw", one, 1, [t], bounds)
+
+    # address channel: runs of the output tile's rows; burst lengths queue for WLAST
+    aw_on, aw_restart = m.Reg("aw_on"), m.Reg("aw_restart")
+    aw_step, aw_start = m.Wire("aww_step"), m.Wire("aww_start")
+    _, (aw_walk,), aw_walk_last = walker(m, c.clk, "aww", runs_last, cw, [(ADDR, w["st_base"], r["row"][t])],
+                                         aw_start, aw_step)
+    first, addr_r, rem_r, addr, rem, piece, alen, pbytes = _issuer(c, "aw", aw_walk, run_beats)
+    qd = 4
+    q = [m.Reg(f"wlen_q{k}", 8) for k in range(qd)]
+    q_wr, q_rd, q_n = m.Reg("wlen_wr", 2), m.Reg("wlen_rd", 2), m.Reg("wlen_n", 3)
+    awvalid = m.Wire("aw_valid")
+    m.Assign(awvalid(aw_on & ~aw_restart & (q_n < _i(qd, 3))))
+    aw_hs = m.Wire("aw_hs")
+    m.Assign(aw_hs(awvalid & mi["awready"]))
+    run_end = m.Wire("aw_run_end")
+    m.Assign(run_end(aw_hs & (piece == rem)))
+    m.Assign(aw_step(run_end & ~aw_walk_last))
+    m.Assign(aw_start(aw_restart))
+    m.Assign(mo["awvalid"](awvalid))
+    m.Assign(mo["awaddr"](addr))
+    m.Assign(mo["awlen"](alen[0:8]))
+    m.Assign(mo["awsize"](size))
+    m.Assign(mo["awburst"](_i(1, 2)))
+
+    # rows out of the bank half (read latency 1) into a two-row queue
+    rr_on, rr_restart, rr_pend = m.Reg("rr_on"), m.Reg("rr_restart"), m.Reg("rr_pend")
+    rr_step, rr_start = m.Wire("rrw_step"), m.Wire("rrw_start")
+    low = 12
+    _, (bank_addr, dram_low), rr_last = walker(
+        m, c.clk, "rrw", rows_last, cw,
+        [(aw, _i(0, aw), r["bank"][t]), (low, w["st_base"][0:low], [x[0:low] for x in r["row"][t]])],
+        rr_start, rr_step)
+    rowq = [m.Reg(f"wrow_q{k}", hm.out_row_bits) for k in range(2)]
+    offq = [m.Reg(f"woff_q{k}", low) for k in range(2)]
+    pend_off = m.Reg("rr_pend_off", low)
+    rq_wr, rq_rd, rq_n = m.Reg("wrow_wr"), m.Reg("wrow_rd"), m.Reg("wrow_n", 2)
+    issue = m.Wire("rr_issue")
+    m.Assign(issue(rr_on & ~rr_restart & ((rq_n + Cat(_i(0, 1), rr_pend)) < _i(2, 2))))
+    m.Assign(rr_step(issue & ~rr_last))
+    m.Assign(rr_start(rr_restart))
+    m.Assign(core["dma_raddr"](bank_addr))
+    m.Assign(core["dma_rhalf"](w["st_half"]))
+    m.Assign(core["dma_ren"](rr_on))
+
+    # write data: the head row's beats
+    nb = max(1, slot // bb)
+    bi = clog2(nb + 1)
+    w_beat = m.Reg("w_beat", bi)
+    w_in = m.Reg("w_in_burst", 8)
+    head = _wire(m, "w_head", hm.out_row_bits, Mux(rq_rd, rowq[1], rowq[0]))
+    head_off = _wire(m, "w_head_off", low, Mux(rq_rd, offq[1], offq[0]))
+    if slot >= bb:
+        c.unused.append((head_off, low))
+    ob = hm.out_bits
+    ext = [Cat(Repeat(head[(i + 1) * ob - 1], wb * 8 - ob), head[i * ob:(i + 1) * ob]) if wb * 8 > ob
+           else head[i * ob:(i + 1) * ob] for i in range(sm.lanes[t])]
+    pad = slot * 8 - sm.lanes[t] * wb * 8
+    row_bytes = _wire(m, "w_row_bytes", slot * 8, Cat(*([_i(0, pad)] if pad else []), *reversed(ext)))
+    if slot >= bb:
+        beat = _pick(w_beat, bi, [row_bytes[k * bw:(k + 1) * bw] for k in range(nb)]) if nb > 1 else row_bytes
+        strb = _i((1 << bb) - 1, bb)
+        row_last = w_beat == _i(nb - 1, bi)
+    else:
+        sh = Cat(head_off[0:clog2(bb)], _i(0, 3))
+        beat = Cat(_i(0, bw - slot * 8), row_bytes) << sh
+        strb = Cat(_i(0, bb - slot), _i((1 << slot) - 1, slot)) << head_off[0:clog2(bb)]
+        row_last = _i(1, 1)
+    wvalid = m.Wire("w_valid")
+    m.Assign(wvalid((rq_n != _i(0, 2)) & (q_n != _i(0, 3))))
+    wlast = m.Wire("w_last")
+    m.Assign(wlast(w_in == _pick(q_rd, 2, q)))
+    w_hs = m.Wire("w_hs")
+    m.Assign(w_hs(wvalid & mi["wready"]))
+    m.Assign(mo["wvalid"](wvalid))
+    m.Assign(mo["wdata"](beat))
+    m.Assign(mo["wstrb"](strb))
+    m.Assign(mo["wlast"](wlast))
+    m.Assign(mo["bready"](_i(1, 1)))
+    m.Assign(w["wr_beat"](w_hs))
+    pop_row = w_hs & row_last
+    bursts = m.Reg("b_pending", 16)
+    b_hs = mi["bvalid"]
+    done = m.Reg("st_done_r")
+    st_on = m.Reg("st_on_r")
+    m.Always(Posedge(c.clk))(
+        done(0), rr_pend(0),
+        If(c.rst)(aw_on(0), aw_restart(0), rr_on(0), rr_restart(0), q_n(0), q_wr(0), q_rd(0), rq_n(0), rq_wr(0),
+                  rq_rd(0), w_beat(0), w_in(0), bursts(0), st_on(0), first(1))
+        .Else(
+            If(w["st_start"])(aw_on(1), aw_restart(1), rr_on(1), rr_restart(1), st_on(1), first(1)),
+            If(aw_restart)(aw_restart(0)),
+            If(rr_restart)(rr_restart(0)),
+            # address channel
+            If(aw_hs)(
+                *[If(q_wr == _i(k, 2))(q[k](alen[0:8])) for k in range(qd)],
+                q_wr(q_wr + 1),
+                If(run_end)(first(1), If(aw_walk_last)(aw_on(0)))
+                .Else(first(0), addr_r(addr + pbytes), rem_r(rem - piece))),
+            If(aw_hs & ~(w_hs & wlast))(q_n(q_n + 1)),
+            If(~aw_hs & w_hs & wlast)(q_n(q_n - 1)),
+            If(aw_hs & ~(b_hs))(bursts(bursts + 1)),
+            If(~aw_hs & b_hs)(bursts(bursts - 1)),
+            # bank reads
+            If(issue)(rr_pend(1), pend_off(dram_low), If(rr_last)(rr_on(0))),
+            If(rr_pend)(*[If(rq_wr == _i(k, 1))(rowq[k](core["dma_rrow"]), offq[k](pend_off)) for k in (0, 1)],
+                        rq_wr(~rq_wr)),
+            If(rr_pend & ~pop_row)(rq_n(rq_n + 1)),
+            If(~rr_pend & pop_row)(rq_n(rq_n - 1)),
+            # write data
+            If(w_hs)(
+                If(wlast)(w_in(0), q_rd(q_rd + 1)).Else(w_in(w_in + 1)),
+                If(row_last)(w_beat(0), rq_rd(~rq_rd)).Else(w_beat(w_beat + 1))),
+            If(st_on & ~aw_on & ~aw_restart & ~rr_on & ~rr_restart & ~rr_pend & (rq_n == _i(0, 2))
+               & (q_n == _i(0, 3)) & (bursts == _i(0, 16)) & ~w["st_start"])(st_on(0), done(1)),
+        ))
+    m.Assign(w["st_done"](done))
+    m.Assign(w["err"](c.w["r_err"] | (b_hs & (mi["bresp"] != _i(0, 2)))))

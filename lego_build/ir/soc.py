@@ -1,0 +1,92 @@
+"""The memory-system interface of a generated accelerator (``lego_soc``): the contract
+between :mod:`lego_build.emit.soc` and the simulator's driver (:mod:`lego_build.sim.memsys`).
+
+``lego_soc`` wraps the array (``lego_top``) with an AXI4-Lite slave (32-bit registers, byte
+address = 4 x register index), an AXI4 master of ``bus_bits`` data bits (INCR bursts, one
+ID, so responses return in order), a DMA engine and a tile sequencer, and an ``irq`` line.
+
+DRAM layout: tensor ``t`` is stored as rows of ``slot_bytes[t]`` bytes (a power of two,
+aligned to it); a row holds the words of all ``lanes[t]`` banks of ``t`` at one bank
+address, lane ``i`` at byte ``i * word_bytes[t]`` (little-endian, outputs sign-extended).
+The rows of a layer's image follow the layer's loop nest over the levels the tensor
+depends on, innermost fastest (the bank layout of :mod:`lego_build.sim.layout` with the
+whole layer as one tile), so every tile is a strided box of rows.
+
+Registers (index; ``L = levels``, ``T = len(tensors)``, inputs then the output):
+
+* ``CTRL`` 0: write bit 0 = start the layer, bit 1 = interrupt enable;
+* ``STATUS`` 1: bit 0 busy, bit 1 done (write 1 to clear it and the interrupt), bit 2 an
+  AXI error response was seen;
+* counters of the last run: ``CYCLES`` 2 (start to done), ``COMPUTE`` 3 (cycles the array
+  ran), ``LOAD_WAIT`` 4 (cycles the array waited for a tile's operands), ``STORE_WAIT`` 5
+  (for an output half still being written back), ``RD_BEATS`` 6, ``WR_BEATS`` 7;
+* per level ``l``: ``tiles_reg(l)`` tiles - 1, ``full_reg(l)`` trips of a full tile - 1,
+  ``rem_reg(l)`` trips of the last tile - 1 (Ruby's last-iteration bound, seed 002);
+* per tensor ``t``: ``base_reg(t)`` byte address of its image, and per level
+  ``row_stride_reg(t, l)`` (bytes between rows one trip apart), ``tile_stride_reg(t, l)``
+  (bytes between tiles one tile apart), ``bank_stride_reg(t, l)`` (bank rows one trip
+  apart; 0 where the tensor does not depend on the level);
+* from ``core_base`` on: the array's own registers (:mod:`lego_build.emit.host`), whose
+  bounds the sequencer rewrites for every tile.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lego_build.ir.host import clog2
+
+CTRL, STATUS, CYCLES, COMPUTE, LOAD_WAIT, STORE_WAIT, RD_BEATS, WR_BEATS = range(8)
+COUNTERS = ("cycles", "compute", "load_wait", "store_wait", "rd_beats", "wr_beats")
+HEADER = 8
+
+
+def pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+@dataclass(frozen=True, slots=True)
+class SocMap:
+    levels: int
+    tensors: tuple[str, ...]  # inputs, then the output
+    lanes: tuple[int, ...]
+    word_bytes: tuple[int, ...]
+    bus_bits: int
+    core_regs: int  # registers of the array (HostMap.n_regs)
+    max_outstanding: int = 16  # AXI read bursts in flight
+
+    @property
+    def bus_bytes(self) -> int:
+        return self.bus_bits // 8
+
+    @property
+    def slot_bytes(self) -> tuple[int, ...]:
+        return tuple(pow2(n * w) for n, w in zip(self.lanes, self.word_bytes))
+
+    def tiles_reg(self, level: int) -> int:
+        return HEADER + level
+
+    def full_reg(self, level: int) -> int:
+        return HEADER + self.levels + level
+
+    def rem_reg(self, level: int) -> int:
+        return HEADER + 2 * self.levels + level
+
+    def base_reg(self, t: int) -> int:
+        return HEADER + 3 * self.levels + t * (1 + 3 * self.levels)
+
+    def row_stride_reg(self, t: int, level: int) -> int:
+        return self.base_reg(t) + 1 + level
+
+    def tile_stride_reg(self, t: int, level: int) -> int:
+        return self.base_reg(t) + 1 + self.levels + level
+
+    def bank_stride_reg(self, t: int, level: int) -> int:
+        return self.base_reg(t) + 1 + 2 * self.levels + level
+
+    @property
+    def core_base(self) -> int:
+        return pow2(self.base_reg(len(self.tensors)))
+
+    @property
+    def axil_addr_bits(self) -> int:
+        return clog2(self.core_base + self.core_regs) + 2

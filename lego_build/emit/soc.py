@@ -367,7 +367,7 @@ def _run(c: _Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list):
     for t in tensors:
         slot = sm.slot_bytes[t]
         dep = [r["bank"][t][l] != _i(0, aw) for l in range(lv)]
-        inner = [r["bank"][t][l] == _i(1, aw) for l in range(lv)]
+        inner = [r["row"][t][l] == _i(slot, ADDR) for l in range(lv)]  # rows contiguous in DRAM
         rows_last.append([Mux(dep[l], bounds[l], _i(0, cw)) for l in range(lv)])
         if slot >= sm.bus_bytes:
             runs_last.append([Mux(inner[l], _i(0, cw), rows_last[-1][l]) for l in range(lv)])
@@ -390,7 +390,7 @@ def _run(c: _Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list):
             continue
         run_rows = _i(0, cw)
         for l in range(lv):
-            run_rows = Mux(r["bank"][t][l] == _i(1, aw), bounds[l], run_rows)
+            run_rows = Mux(r["row"][t][l] == _i(sm.slot_bytes[t], ADDR), bounds[l], run_rows)
         per_tensor.append(Cat(_i(0, 9 - shift), run_rows + _i(1, cw), _i(0, shift)) if shift else
                           Cat(_i(0, 9), run_rows + _i(1, cw)))
     run_beats = m.Wire(f"{name}_run_beats", rb)

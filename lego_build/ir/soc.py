@@ -23,9 +23,10 @@ Registers (index; ``L = levels``, ``T = len(tensors)``, inputs then the output):
 * per level ``l``: ``tiles_reg(l)`` tiles - 1, ``full_reg(l)`` trips of a full tile - 1,
   ``rem_reg(l)`` trips of the last tile - 1 (Ruby's last-iteration bound, seed 002);
 * per tensor ``t``: ``base_reg(t)`` byte address of its image, and per level
-  ``row_stride_reg(t, l)`` (bytes between rows one trip apart), ``tile_stride_reg(t, l)``
+  ``row_stride_reg(t, l)`` (bytes between rows one trip apart; exactly one row, the
+  level whose rows are contiguous, goes out as one burst), ``tile_stride_reg(t, l)``
   (bytes between tiles one tile apart), ``bank_stride_reg(t, l)`` (bank rows one trip
-  apart; 0 where the tensor does not depend on the level);
+  apart; 0 where the tensor does not depend on the level or the level never moves);
 * from ``core_base`` on: the array's own registers (:mod:`lego_build.emit.host`), whose
   bounds the sequencer rewrites for every tile.
 """
@@ -85,7 +86,9 @@ class SocMap:
 
     @property
     def core_base(self) -> int:
-        return pow2(self.base_reg(len(self.tensors)))
+        """A power of two at least as large as both register blocks, so the array's register
+        number is the low bits of the index."""
+        return pow2(max(self.base_reg(len(self.tensors)), self.core_regs))
 
     @property
     def axil_addr_bits(self) -> int:

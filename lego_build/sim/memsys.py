@@ -22,32 +22,13 @@ from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.soc import COUNTERS, CYCLES, SocMap
 from lego_build.ir.workload import Kernel
+from lego_build.mapping.latency import Grid, MemSystem, Traffic, layer_cycles
 from lego_build.sim import verilator
 from lego_build.sim.golden import golden, wrap_signed
 from lego_build.sim.layout import input_banks, output_reads, strides
 from lego_build.sim.tiles import fit_tile
 
 ALIGN = 4096
-
-
-@dataclass(frozen=True)
-class Grid:
-    """A layer's tile grid: per level, layer trips, full-tile trips, tiles, last-tile trips."""
-
-    trips: tuple[int, ...]
-    full: tuple[int, ...]
-
-    @property
-    def tiles(self) -> tuple[int, ...]:
-        return tuple(-(-t // f) for t, f in zip(self.trips, self.full))
-
-    @property
-    def rem(self) -> tuple[int, ...]:
-        return tuple(t - (n - 1) * f for t, f, n in zip(self.trips, self.full, self.tiles))
-
-    @property
-    def count(self) -> int:
-        return int(np.prod(self.tiles))
 
 
 def grid(kernel: Kernel, mapping: Mapping, depth: int, tile: dict | None) -> tuple[Grid, Kernel, Mapping]:
@@ -85,11 +66,13 @@ class LayerRun:
     regs: tuple[tuple[int, int], ...]
     reads: np.ndarray  # (outputs, 2): row, lane of each output element in the output image
     want: np.ndarray  # the exact outputs, in ``reads`` order
-    rows: tuple[int, ...]  # rows of each tensor's image moved per layer (inputs per tile, outputs per output tile)
+    traffic: tuple[Traffic, ...]  # how each tensor moves (the latency model's view)
 
 
 def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mapping: Mapping, dataflow: str,
             operands: dict[str, np.ndarray], tile: dict | None = None, wraps: bool = False) -> LayerRun:
+    """The layer's DRAM images, register writes and expected outputs; ``kernel`` at the
+    hardware's widths, ``mapping`` the layer's loop nest, ``tile`` the mapper's controller tile."""
     df = adg.dataflow(dataflow)
     g, tk, tm = grid(kernel, mapping, adg.buffer_depth, tile)
     regs: list[tuple[int, int]] = []
@@ -111,7 +94,7 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     out_rows = mapping.footprint(kernel, hm.output_tensor)
     out_bytes = out_rows * sm.slot_bytes[-1]
     bases = [a for a, _ in images] + [out_addr]
-    moved = []
+    traffic = []
     for ti, t in enumerate(hm.tensors):
         image = _moving(strides(kernel, mapping, t), g.trips)
         bank = _moving(strides(tk, tm, t), g.trips)
@@ -120,7 +103,9 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
         for l in range(hm.levels):
             regs += [(sm.row_stride_reg(ti, l), image[l] * slot), (sm.tile_stride_reg(ti, l), image[l] * slot * g.full[l]),
                      (sm.bank_stride_reg(ti, l), bank[l])]
-        moved.append(_rows_moved(g, bank, ti == len(hm.tensors) - 1))
+        run = [l for l in range(hm.levels) if image[l] == 1]
+        traffic.append(Traffic(slot, tuple(b != 0 for b in bank), run[0] if run and slot >= sm.bus_bytes else None,
+                               ti == len(hm.tensors) - 1))
     amask = (1 << hm.addr_bits) - 1
     for ti, t in enumerate(hm.tensors):  # the array's own address generators: the same bank strides
         for l, st in enumerate(_moving(strides(tk, tm, t), g.trips)):
@@ -133,19 +118,16 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     rows_lanes = np.array([(a, lane) for lane, a, _ in reads], dtype=np.int64).reshape(-1, 2)
     want = np.array([expect[idx] for _, _, idx in reads], dtype=object).astype(np.int64)
     dram = out_addr + -(-out_bytes // ALIGN) * ALIGN
-    return LayerRun(name, g, tuple(images), out_addr, out_bytes, dram, tuple(regs), rows_lanes, want, tuple(moved))
+    return LayerRun(name, g, tuple(images), out_addr, out_bytes, dram, tuple(regs), rows_lanes, want, tuple(traffic))
 
 
-def _rows_moved(g: Grid, bank: list[int], output: bool) -> int:
-    """Rows the DMA moves for one tensor over the layer: every tile's box of rows (inputs),
-    every output tile's box (the output)."""
-    total = 0
-    for idx in np.ndindex(*g.tiles):
-        if output and any(i != 0 for i, st in zip(idx, bank) if st == 0):
-            continue  # a reduction tile adds to the output tile already in the bank
-        bounds = [g.rem[l] if i == n - 1 else g.full[l] for l, (i, n) in enumerate(zip(idx, g.tiles))]
-        total += int(np.prod([b for b, st in zip(bounds, bank) if st]))
-    return total
+def mem_system(hm: HostMap, sm: SocMap, bandwidth: float, latency: int) -> MemSystem:
+    return MemSystem(sm.bus_bytes, bandwidth, latency, sm.max_outstanding, hm.levels, hm.drain)
+
+
+def predict(hm: HostMap, sm: SocMap, run: LayerRun, bandwidth: float, latency: int) -> dict:
+    """The latency model's cycles for the layer (:func:`lego_build.mapping.latency.layer_cycles`)."""
+    return layer_cycles(run.grid, list(run.traffic), mem_system(hm, sm, bandwidth, latency))
 
 
 def script(sm: SocMap, run: LayerRun, work: Path, bandwidth: float, latency: int) -> str:
@@ -196,5 +178,11 @@ def run_layers(binary: Path, hm: HostMap, sm: SocMap, runs: list[LayerRun], band
         results = []
         for k, r in enumerate(runs):
             counters = dict(zip(COUNTERS, values[k * len(COUNTERS):(k + 1) * len(COUNTERS)]))
-            results.append({"layer": r.name, "tiles": r.grid.count, **check(sm, hm, r, work), **counters})
+            model = predict(hm, sm, r, bandwidth, latency)
+            measured = counters["cycles"]
+            results.append({"layer": r.name, "tiles": r.grid.count, **check(sm, hm, r, work), **counters,
+                            "bytes_read": counters["rd_beats"] * sm.bus_bytes,
+                            "bytes_written": counters["wr_beats"] * sm.bus_bytes,
+                            "cycles_predicted": model["cycles"],
+                            "error": round((model["cycles"] - measured) / measured, 4) if measured else None})
         return results

@@ -1,0 +1,143 @@
+"""Latency of a whole layer on the generated accelerator with its memory system: an analytic
+prediction, made without the RTL, that the simulate stage checks against measured cycles.
+
+The layer runs as a grid of tiles (:class:`Grid`; the reduction levels innermost, so an
+output tile accumulates in its bank half). Each tile is *loaded* (every input tensor's box
+of rows from DRAM), *computed* (the array walks the tile's loop nest, one step per cycle,
+plus programming its bound registers, the start cycle and the pipeline drain) and, at the
+end of an output tile, *stored*. Double buffering (seed 001's double-buffered level; the
+ping-pong halves of :mod:`lego_build.emit.soc`) overlaps them under three rules:
+
+* load ``j`` may start when load ``j-1`` is done and compute ``j-2`` has freed its half;
+* compute ``j`` starts when load ``j`` is done, compute ``j-1`` is done and, for the first
+  tile of output tile ``o``, store ``o-2`` has freed its half;
+* store ``o`` starts when its last compute and store ``o-1`` are done.
+
+A transfer of ``n`` bursts of ``b`` beats takes the DRAM latency to its first beat, then
+beats at ``min(1, bandwidth / bus bytes)`` per cycle unless the outstanding-burst limit
+binds: each burst holds a slot for the latency plus its beats, so at most
+``outstanding * b / (latency + b)`` beats per cycle. Reads and writes share the DRAM
+bandwidth: the layer takes at least all its beats at the bandwidth.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import ceil, prod
+
+import numpy as np
+
+MAX_BURST = 256
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A layer's tile grid: per level (outer to inner), the layer's trips and a full tile's."""
+
+    trips: tuple[int, ...]
+    full: tuple[int, ...]
+
+    @property
+    def tiles(self) -> tuple[int, ...]:
+        return tuple(-(-t // f) for t, f in zip(self.trips, self.full))
+
+    @property
+    def rem(self) -> tuple[int, ...]:
+        return tuple(t - (n - 1) * f for t, f, n in zip(self.trips, self.full, self.tiles))
+
+    @property
+    def count(self) -> int:
+        return prod(self.tiles)
+
+    def bounds(self, idx: tuple[int, ...]) -> tuple[int, ...]:
+        """Trips of the tile at tile index ``idx``: the remainder on a last tile (Ruby, seed 002)."""
+        return tuple(r if i == n - 1 else f for i, n, f, r in zip(idx, self.tiles, self.full, self.rem))
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """How one tensor moves: bytes per row, the levels it depends on, the level whose rows
+    are contiguous in DRAM (one burst), and whether it is the output."""
+
+    slot: int
+    depends: tuple[bool, ...]
+    run_level: int | None
+    output: bool = False
+
+
+@dataclass(frozen=True)
+class MemSystem:
+    bus_bytes: int
+    bytes_per_cycle: float
+    latency: int
+    outstanding: int
+    program_cycles: int  # writing the array's bound registers before each tile
+    drain: int  # the array's cycles after its last step
+
+    @property
+    def rate(self) -> float:
+        return min(1.0, self.bytes_per_cycle / self.bus_bytes)
+
+
+def bursts(t: Traffic, bounds: tuple[int, ...], bus_bytes: int) -> tuple[int, int]:
+    """(bursts, beats) that move ``t``'s box of rows for a tile of ``bounds``."""
+    rows = prod(b for b, d in zip(bounds, t.depends) if d)
+    if t.slot < bus_bytes or t.run_level is None:
+        per_row = max(1, t.slot // bus_bytes)
+        return rows, rows * per_row
+    run = bounds[t.run_level]
+    beats = run * t.slot // bus_bytes
+    runs = rows // run
+    return runs * ceil(beats / MAX_BURST), runs * beats
+
+
+def transfer(ms: MemSystem, n: int, beats: int) -> float:
+    """Cycles to move ``n`` bursts of ``beats`` beats in all."""
+    if n == 0:
+        return 0.0
+    b = beats / n
+    rate = min(ms.rate, ms.outstanding * b / (ms.latency + b))
+    return ms.latency + 2 + beats / rate
+
+
+def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
+    """Predicted cycles of the whole layer, with the parts: compute, load, store, and the
+    cycles the array waits for loads."""
+    load_end = [0.0, 0.0]  # by tile parity
+    comp_end = [0.0, 0.0]
+    store_end = [0.0, 0.0]  # by output-tile parity
+    last_load = last_comp = last_store = 0.0
+    out_tile = -1
+    pending = None  # (ready time) of an output tile waiting for its store
+    total_beats = 0
+    compute_total = load_total = 0.0
+    out = next(t for t in tensors if t.output)
+    inputs = [t for t in tensors if not t.output]
+    reduction = tuple(not d for d in out.depends)
+    for j, idx in enumerate(np.ndindex(*grid.tiles)):
+        b = grid.bounds(idx)
+        n = beats = 0
+        for t in inputs:
+            bn, bb = bursts(t, b, ms.bus_bytes)
+            n, beats = n + bn, beats + bb
+        total_beats += beats
+        load = transfer(ms, n, beats)
+        load_total += load
+        start_load = max(last_load, comp_end[j % 2] if j >= 2 else 0.0)
+        last_load = load_end[j % 2] = start_load + load
+        first = not any(i and r for i, r in zip(idx, reduction))
+        if first:
+            out_tile += 1
+        start = max(last_load, last_comp, store_end[out_tile % 2] if first and out_tile >= 2 else 0.0)
+        compute = ms.program_cycles + 2 + prod(b) + ms.drain + 1
+        compute_total += compute
+        last_comp = comp_end[j % 2] = start + compute
+        ends = all(i == n - 1 or not r for i, n, r in zip(idx, grid.tiles, reduction))
+        if ends:
+            sn, sb = bursts(out, b, ms.bus_bytes)
+            total_beats += sb
+            begin = max(last_comp, last_store)
+            last_store = store_end[out_tile % 2] = begin + transfer(ms, sn, sb)
+            pending = last_store
+    cycles = max(pending or last_comp, ms.latency + total_beats * ms.bus_bytes / ms.bytes_per_cycle) + 1
+    return {"cycles": round(cycles), "compute": round(compute_total), "load": round(load_total),
+            "beats": total_beats}

@@ -46,6 +46,10 @@ def _choice(group: str, name: str, value: str, choices: tuple[str, ...]) -> None
 
 #: what a design does with a sum wider than its accumulator (``arch.overflow``)
 OVERFLOW: tuple[str, ...] = ("error", "wrap")
+#: what the simulate stage runs in RTL: representative tiles through the array's host port,
+#: or whole layers (the representative ones, or every array layer of the network) through
+#: the memory system (lego_build.sim.memsys)
+SCOPES: tuple[str, ...] = ("tiles", "layers", "network")
 
 # --------------------------------------------------------------------------- workload
 # ``kind`` selects how the workload is built (lego_build.analysis.from_config.workload_from_config).
@@ -440,6 +444,8 @@ class TargetConf:
     ``data``: the test-data sets every simulated tile runs with, in order
     (lego_build.sim.golden: ``random`` seeded by ``seed``; the extremes ``min``, ``max``,
     ``mixed``, ``alternating``; ``file``: the arrays of the ``.npz`` file ``data_file``).
+    ``scope``: :data:`SCOPES`; whole layers run through the memory system with the first
+    data set of ``data`` and every output element compared.
     ``max_memory_gb`` / ``max_minutes``: the estimated peak memory and time of a build
     (lego_build.flow.budget) above which it stops before any work unless ``confirm=true``
     (0: the machine's available memory / no time limit).
@@ -455,12 +461,14 @@ class TargetConf:
     data_file: str = ""
     max_cycles: int = 10_000_000
     tile_steps: int = 20_000
+    scope: str = "tiles"
     max_memory_gb: float = 0.0
     max_minutes: float = 30.0
     confirm: bool = False
 
     def __post_init__(self) -> None:
         _positive("target", self, "max_cycles", "tile_steps")
+        _choice("target", "scope", self.scope, SCOPES)
         if not self.data:
             raise ConfigError("target.data=[]: give at least one test-data set, e.g. target.data=[random]")
         for pattern in self.data:

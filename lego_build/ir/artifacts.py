@@ -75,6 +75,10 @@ class SimResult:
     mismatches: int | None = field(default=None, metadata=OMIT)
     match: bool | None = field(default=None, metadata=OMIT)
     cycles_match: bool | None = field(default=None, metadata=OMIT)
+    scope: str | None = field(default=None, metadata=OMIT)
+    memory: dict | None = field(default=None, metadata=OMIT)  # the DRAM model of whole-layer runs
+    layers: tuple[dict, ...] | None = field(default=None, metadata=OMIT)  # whole layers: measured vs predicted
+    network: dict | None = field(default=None, metadata=OMIT)  # their totals
 
 
 @dataclass(frozen=True)

@@ -481,6 +481,22 @@ def _simulation(sim: dict | None) -> str:
         parts.append(_table(["layer", "kind", "dataflow", "tile", "offset", "outputs", "mismatches", "match",
                              "cycles sim.",
                              "cycles pred.", "cycles match", "FIFO depths", "epilogue"], rows, num))
+    layers = sim.get("layers") or []
+    if layers:
+        num = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}
+        rows = [_row([_e(r["layer"]), _e(r["kind"]), _e(r["dataflow"]), _int(r["tiles"]), _int(r["outputs"]),
+                      _int(r["mismatches"]), _int(r["cycles"]), _int(r["cycles_predicted"]), _e(f"{r['error']:+.1%}"),
+                      _int(round(r["cycles_mapper"])), _int(r["load_wait"]), _int(r["store_wait"]),
+                      _int(r["bytes_read"]), _int(r["bytes_written"])], num, "" if not r["mismatches"] else "bad")
+                for r in layers]
+        net = sim["network"]
+        parts.append(f"<h3>Whole layers through the memory system</h3><p>{net['layers']} layers: "
+                     f"{_int(net['cycles'])} cycles measured in RTL, {_int(net['cycles_predicted'])} predicted "
+                     f"by the latency model ({_e(format(net['error'], '+.1%'))})."
+                     "</p>")
+        parts.append(_table(["layer", "kind", "dataflow", "tiles", "outputs", "mismatches", "cycles measured",
+                             "predicted", "error", "mapper", "load wait", "store wait", "bytes read",
+                             "bytes written"], rows, num))
     return _section("simulation", "\n".join(parts))
 
 

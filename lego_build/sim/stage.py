@@ -31,7 +31,7 @@ from lego_build.ir.workload import Kernel
 from lego_build.runtime.artifacts import read_artifact, write_artifact
 from lego_build.runtime.atomic import install_file, replace_dir
 from lego_build.runtime.progress import Progress
-from lego_build.sim import verilator, yosys
+from lego_build.sim import memsys, soc_tb, verilator, yosys
 from lego_build.sim.golden import file_operands, golden, load_data_file, outputs_computed, pattern_operands, wrap_signed
 from lego_build.sim.layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads
 from lego_build.sim.ppu import PPUConfig, apply, epilogue_config
@@ -313,10 +313,84 @@ def simulate(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     }
 
 
+def scope_layers(cfg: LegoConfig, mapping: MappingDoc, layers, adg: ADG) -> list[tuple[dict, Kernel]]:
+    """The layers ``target.scope`` runs whole: the first of each kind (``layers``) or every
+    array layer (``network``, which needs every one mapped), each lowered to the array."""
+    mapped = {e["name"]: e for e in mapping.layers if e["status"] == "mapped"}
+    array = [(entry, kernel) for entry, kernel in layers if kernel is not None]
+    if cfg.target.scope == "network":
+        missing = [entry["name"] for entry, _ in array if entry["name"] not in mapped]
+        if missing:
+            raise InputError(f"target.scope=network: layer {missing[0]} ({len(missing)} in all) is unmappable on "
+                             f"arch={cfg.arch.name}; use target.scope=layers, or an arch that maps every layer")
+        chosen = array
+    else:
+        kinds: dict[str, tuple] = {}
+        for entry, kernel in array:
+            if entry["name"] in mapped:
+                kinds.setdefault(layer_kind(kernel), (entry, kernel))
+        chosen = list(kinds.values())
+    if not chosen:
+        raise StageError("no mapped layer to simulate; use target=rtl, or a workload with a layer the mapper places")
+    return [(mapped[entry["name"]], lower(kernel, adg.kernel)) for entry, kernel in chosen]
+
+
+def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
+    """Whole layers through the memory system (``lego_soc``) on one Verilator build: every
+    output element against the exact golden model, measured cycles against the latency model
+    (:mod:`lego_build.mapping.latency`) and the mapper's own figure."""
+    hm, sm, adg = inputs["rtl/host_interface.json"], inputs["rtl/soc_interface.json"], inputs["adg.json"]
+    if hm.shifts:
+        raise InputError(f"target.scope={cfg.target.scope}: arch={cfg.arch.name} has delay FIFOs between FUs, which "
+                         "the memory system's sequencer does not configure yet; use target.scope=tiles")
+    chosen = scope_layers(cfg, inputs["mapping.json"], layers_of(inputs["analysis.json"]), adg)
+    data = data_sources(cfg.target)[0]
+    work = design_dir / "sim" / "build"
+    replace_dir(work)
+    print("simulate: compiling the memory system and array with Verilator ...", flush=True)
+    binary = verilator.build(design_dir / "rtl", work, False, top="lego_soc", testbench=soc_tb.testbench(sm))
+    bw, lat = cfg.arch.dram_bytes_per_cycle, cfg.arch.dram_latency_cycles
+    bar = Progress("simulate", len(chosen), lines=True)
+    rows = []
+    try:
+        for i, (entry, kernel) in enumerate(chosen):
+            kernel = with_bits(kernel, hm.operand_bits, hm.out_bits)
+            tile = Tile(entry["name"], layer_kind(kernel), kernel, Mapping.from_json(entry["mapping"]),
+                        entry["dataflow"])
+            operands = replace(data, seed=data.seed + i).operands(tile, kernel, {t.name: (0,) * len(t.shape)
+                                                                                   for t in kernel.tensors})
+            run = memsys.program(hm, sm, adg, entry["name"], kernel, tile.mapping, entry["dataflow"], operands,
+                                 entry.get("tile"), adg.acc_wraps)
+            (res,) = memsys.run_layers(binary, hm, sm, [run], bw, lat, cfg.target.max_cycles)
+            rows.append({**res, "kind": tile.kind, "dataflow": entry["dataflow"], "macs": entry["macs"],
+                         "cycles_mapper": entry["cycles"],
+                         "utilization": round(entry["macs"] / (res["cycles"] * cfg.arch.rows * cfg.arch.cols), 4)})
+            bar.step(f"{tile.kind} layer {entry['name']}: {res['tiles']} tiles, {res['cycles']} cycles "
+                     f"(predicted {res['cycles_predicted']}), {res['mismatches']} mismatches")
+    finally:
+        bar.close()
+    measured = sum(r["cycles"] for r in rows)
+    predicted = sum(r["cycles_predicted"] for r in rows)
+    network = {"layers": len(rows), "cycles": measured, "cycles_predicted": predicted,
+               "error": round((predicted - measured) / measured, 4) if measured else None,
+               "max_layer_error": max((abs(r["error"]) for r in rows if r["error"] is not None), default=None),
+               "macs": sum(r["macs"] for r in rows),
+               "load_wait": sum(r["load_wait"] for r in rows), "store_wait": sum(r["store_wait"] for r in rows)}
+    return {
+        "seed": cfg.target.seed, "data": [data.pattern], "overflow": "wrap" if adg.acc_wraps else "error",
+        "scope": cfg.target.scope,
+        "memory": {"bus_bits": sm.bus_bits, "dram_bytes_per_cycle": bw, "dram_latency_cycles": lat,
+                   "max_outstanding": sm.max_outstanding},
+        "layers": rows, "network": network,
+        "outputs": sum(r["outputs"] for r in rows), "comparisons": sum(r["outputs"] for r in rows),
+        "mismatches": sum(r["mismatches"] for r in rows), "match": all(r["mismatches"] == 0 for r in rows),
+    }
+
+
 def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     checks: dict = {}
     if cfg.target.lint:
-        warnings = verilator.lint(design_dir / "rtl")
+        warnings = verilator.lint(design_dir / "rtl") + verilator.lint(design_dir / "rtl", "lego_soc")
         if warnings:
             raise StageError(f"verilator -Wall lint: {len(warnings)} warnings, first: {warnings[0]}; "
                              "fix the generator, or set target.lint=false to go on")
@@ -328,6 +402,21 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     if not cfg.target.simulate:
         print("simulate: no simulation for this target")
         return {"sim/result.json": SimResult(status="skipped", reason=f"target={cfg.target.name}", **checks)}
+    if cfg.target.scope != "tiles":
+        result = {**simulate_layers(cfg, design_dir, inputs), **checks}
+        result["status"] = "pass" if result["match"] else "fail"
+        if result["status"] != "pass":
+            write_artifact(design_dir, "sim/result.json", SimResult(**result))
+            bad = next(r for r in result["layers"] if r["mismatches"])
+            first = bad.get("first_mismatch", {})
+            raise StageError(f"simulation does not match on layer {bad['layer']} (whole layer, {bad['tiles']} tiles): "
+                             f"{bad['mismatches']} wrong outputs of {bad['outputs']}; first at image row "
+                             f"{first.get('row')}, lane {first.get('lane')}: got {first.get('got')}, want "
+                             f"{first.get('want')}; the RTL disagrees with exact arithmetic")
+        net = result["network"]
+        print(f"simulate: {net['layers']} whole layers, {result['outputs']} outputs compared, 0 mismatches; "
+              f"{net['cycles']} cycles measured, {net['cycles_predicted']} predicted (error {net['error']:+.1%})")
+        return {"sim/result.json": SimResult(**result)}
     result = {**simulate(cfg, design_dir, inputs), **checks}
     result["status"] = "pass" if result["match"] and result["cycles_match"] else "fail"
     for t in result["tiles"]:

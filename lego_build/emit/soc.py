@@ -501,9 +501,8 @@ def _loader(c: _Ctx) -> None:
             row_end_t.append(r_beat == _i(nb - 1, bi))
         else:
             bytes_ = _wire(m, f"r_bytes{t}", bw, mi["rdata"] >> Cat(dram_low[0:clog2(bb)], _i(0, 3)))
-            c.unused.append((bytes_[slot * 8:bw], bw - slot * 8))
             row_end_t.append(_i(1, 1))
-        rows_t.append(_lanes_in(c, t, bytes_))
+        rows_t.append(_lanes_in(c, t, bytes_, nb * bw if slot >= bb else bw))
     row_end = m.Wire("r_row_end")
     m.Assign(row_end(r_hs & _pick(r_t, tb, row_end_t)))
     m.Assign(r_step(row_end & ~r_walk_last))
@@ -546,11 +545,15 @@ def _pick_strides(table, t_sel, tb: int, tensors: list, lv: int) -> list:
     return [_pick(t_sel, tb, [table[t][l] for t in tensors]) for l in range(lv)]
 
 
-def _lanes_in(c: _Ctx, t: int, row_bytes):
-    """The DMA row of input tensor ``t``: lane ``i``'s word from its bytes, packed at ``operand_bits``."""
+def _lanes_in(c: _Ctx, t: int, row_bytes, width: int):
+    """The DMA row of input tensor ``t``: lane ``i``'s word from its bytes (``width`` bits of
+    them), packed at ``operand_bits``; the bytes between and after the words are unused."""
     hm, sm = c.hm, c.sm
     wb = sm.word_bytes[t]
     words = [row_bytes[i * wb * 8:i * wb * 8 + hm.operand_bits] for i in range(sm.lanes[t])]
+    gaps = [(i * wb * 8 + hm.operand_bits, (i + 1) * wb * 8) for i in range(sm.lanes[t])]
+    gaps.append((sm.lanes[t] * wb * 8, width))
+    c.unused += [(row_bytes[lo:hi], hi - lo) for lo, hi in gaps if hi > lo]
     pad = hm.in_row_bits - sm.lanes[t] * hm.operand_bits
     return Cat(*([_i(0, pad)] if pad else []), *reversed(words))
 

@@ -15,8 +15,8 @@ ping-pong halves of :mod:`lego_build.emit.soc`) overlaps them under three rules:
 
 A transfer of ``n`` bursts of ``b`` beats takes the DRAM latency to its first beat, then
 beats at ``min(1, bandwidth / bus bytes)`` per cycle unless the outstanding-burst limit
-binds: each burst holds a slot for the latency plus its beats, so at most
-``outstanding * b / (latency + b)`` beats per cycle. Reads and writes share the DRAM
+binds: bursts go out in waves of ``outstanding``, each wave waiting for the previous one's
+data (the latency plus its beats). Reads and writes share the DRAM
 bandwidth: the layer takes at least all its beats at the bandwidth.
 """
 from __future__ import annotations
@@ -95,8 +95,9 @@ def transfer(ms: MemSystem, n: int, beats: int) -> float:
     if n == 0:
         return 0.0
     b = beats / n
-    rate = min(ms.rate, ms.outstanding * b / (ms.latency + b))
-    return ms.latency + 2 + beats / rate
+    waves = -(-n // ms.outstanding)  # each wave of bursts waits for the previous one's data
+    issue = (waves - 1) * (ms.latency + b + 1) + (n - (waves - 1) * ms.outstanding) * b
+    return ms.latency + 2 + max(beats / ms.rate, issue)
 
 
 def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:

@@ -180,7 +180,8 @@ def run_layers(binary: Path, hm: HostMap, sm: SocMap, runs: list[LayerRun], band
             counters = dict(zip(COUNTERS, values[k * len(COUNTERS):(k + 1) * len(COUNTERS)]))
             model = predict(hm, sm, r, bandwidth, latency)
             measured = counters["cycles"]
-            results.append({"layer": r.name, "tiles": r.grid.count, **check(sm, hm, r, work), **counters,
+            results.append({"layer": r.name, "tiles": r.grid.count, "tile_trips": list(r.grid.full),
+                            "last_tile_trips": list(r.grid.rem), **check(sm, hm, r, work), **counters,
                             "bytes_read": counters["rd_beats"] * sm.bus_bytes,
                             "bytes_written": counters["wr_beats"] * sm.bus_bytes,
                             "cycles_predicted": model["cycles"],

@@ -16,6 +16,7 @@ from lego_build.ir.mapping import Mapping
 from lego_build.runtime.artifacts import read_artifact
 from lego_build.sim import memsys, soc_tb, verilator
 from lego_build.sim.golden import pattern_operands
+from lego_build.sim.layout import image_lanes, image_reads, input_banks, output_reads
 from lego_build.sim.stage import scope_layers, with_bits
 
 pytestmark = pytest.mark.slow
@@ -142,5 +143,25 @@ def test_network_scope_refuses_a_network_with_an_unmappable_layer():
 
 
 def test_images_pack_lanes_little_endian():
-    rows = memsys._pack(2, 8, 2, [np.array([1, -2]), np.array([0x1234, 5])], 16)
+    rows = memsys._pack(2, 8, 2, [np.array([1, -2]), np.array([0x1234, 5])])
     assert rows == bytes([1, 0, 0x34, 0x12, 0, 0, 0, 0, 0xFE, 0xFF, 5, 0, 0, 0, 0, 0])
+
+
+@pytest.mark.parametrize("name", ["gemm-partial-tiles", "conv-ohow-s2-p1", "mnicoc-as-icoc", "mttkrp-3-operand"])
+def test_layer_images_equal_the_bank_layout(tmp_path, name):
+    """The driver's whole-layer images and output positions (computed per tensor row, one affine
+    offset per lane) are the bank layout of sim.layout with the whole layer as one tile."""
+    run_all(compose([*LAYERS[name][0], "target=rtl"]), tmp_path)
+    adg = read_artifact(tmp_path, "adg.json")
+    (entry,) = read_artifact(tmp_path, "mapping.json").layers
+    ((_, kernel),) = [(e, k) for e, k in load_layers(tmp_path) if k is not None]
+    kernel = lower(kernel, adg.kernel)
+    mapping, df = Mapping.from_json(entry["mapping"]), adg.dataflow(entry["dataflow"])
+    data = pattern_operands(kernel, "random", 5)
+    for bank in input_banks(kernel, mapping, adg, df, data, 1 << 40):
+        lanes = image_lanes(kernel, mapping, adg, df, bank.tensor, data[bank.tensor], len(adg.net(bank.tensor).ports))
+        assert np.array_equal(lanes[bank.lane], bank.words)
+    reads = image_reads(kernel, mapping, adg, df)
+    shape = kernel.output.shape
+    fast = sorted((int(r), int(lane), tuple(int(v) for v in np.unravel_index(f, shape))) for r, lane, f in reads)
+    assert fast == sorted((a, lane, idx) for lane, a, idx in output_reads(kernel, mapping, adg, df))

@@ -200,3 +200,60 @@ def output_reads(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow)
     _, first_from_end = np.unique(key[::-1], return_index=True)
     last = len(key) - 1 - first_from_end
     return [(int(lane_of[i]), int(addr_of[i]), tuple(int(x) for x in elem_of[i])) for i in last]
+
+
+def _rows(kernel: Kernel, mapping: Mapping, tensor: str) -> np.ndarray:
+    """The temporal points of the levels ``tensor`` depends on (the others at 0), in address
+    order: row ``r`` of the tensor's image is point ``r`` (strides are dense over those levels)."""
+    keep = set(mapping.tensor_levels(kernel, tensor))
+    bounds = [lp.bound if lv in keep else 1 for lv, lp in enumerate(mapping.temporal)]
+    return np.indices(bounds).reshape(len(bounds), -1).T
+
+
+def _lane_shift(kernel: Kernel, mapping: Mapping, s: tuple[int, ...]) -> np.ndarray:
+    """The iteration offset of FU ``s`` (virtual coordinates): eq. 3.4's ``M_S s``."""
+    shift = np.zeros(len(kernel.dims), dtype=np.int64)
+    for (dim, _), stride, sv in zip(mapping.spatial, mapping.spatial_strides(), s):
+        shift[kernel.dim_index(dim)] += stride * sv
+    return shift
+
+
+def image_lanes(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow, tensor: str,
+                data: np.ndarray, lanes: int) -> list[np.ndarray]:
+    """Per lane, the words of input ``tensor``'s image under ``mapping`` (what
+    :func:`input_banks` puts in the banks, computed over the tensor's own rows only and with
+    one affine offset per lane, so a whole layer of a real network takes seconds)."""
+    t = _rows(kernel, mapping, tensor)
+    access = kernel.tensor(tensor)
+    matrix = np.array(access.matrix, dtype=np.int64)
+    base = _iterations(kernel, mapping, t, (0,) * len(mapping.spatial)) @ matrix.T + np.array(access.bias)
+    shape = np.array(access.shape, dtype=np.int64)
+    flat = np.asarray(data).reshape(-1)
+    out = [np.zeros(len(t), dtype=np.int64) for _ in range(lanes)]
+    for lane, s in used_ports(adg.net(tensor), dataflow.name):
+        idx = base + matrix @ _lane_shift(kernel, mapping, dataflow.to_virtual(s))
+        inside = np.all((idx >= 0) & (idx < shape), axis=1)
+        out[lane][inside] = flat[np.ravel_multi_index(tuple(idx[inside].T), tuple(shape))]
+    return out
+
+
+def image_reads(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow) -> np.ndarray:
+    """``(row, lane, flat element index)`` of every real output element in the output's image:
+    :func:`output_reads` as arrays, over the output's own rows (the reduction levels at 0)."""
+    out = kernel.output
+    t = _rows(kernel, mapping, out.name)
+    matrix = np.array(out.matrix, dtype=np.int64)
+    it0 = _iterations(kernel, mapping, t, (0,) * len(mapping.spatial))
+    kept = [i for i in range(len(kernel.dims)) if i not in kernel.reduction_dims]
+    bounds = np.array([kernel.dims[i].bound for i in kept], dtype=np.int64)
+    shape = np.array(out.shape, dtype=np.int64)
+    rows = np.arange(len(t), dtype=np.int64)
+    parts = []
+    for lane, s in used_ports(adg.net(out.name), dataflow.name):
+        it = it0 + _lane_shift(kernel, mapping, dataflow.to_virtual(s))
+        idx = it @ matrix.T + np.array(out.bias, dtype=np.int64)
+        inside = np.all((idx >= 0) & (idx < shape), axis=1) & np.all((it[:, kept] >= 0) & (it[:, kept] < bounds),
+                                                                      axis=1)
+        flat = np.ravel_multi_index(tuple(idx[inside].T), tuple(shape))
+        parts.append(np.stack([rows[inside], np.full(int(inside.sum()), lane, dtype=np.int64), flat], axis=1))
+    return np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.int64)

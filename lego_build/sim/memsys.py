@@ -25,7 +25,7 @@ from lego_build.ir.workload import Kernel
 from lego_build.mapping.latency import Grid, MemSystem, Traffic, layer_cycles
 from lego_build.sim import verilator
 from lego_build.sim.golden import golden, wrap_signed
-from lego_build.sim.layout import input_banks, output_reads, strides
+from lego_build.sim.layout import image_lanes, image_reads, strides
 from lego_build.sim.tiles import fit_tile
 
 ALIGN = 4096
@@ -43,7 +43,7 @@ def _moving(st: np.ndarray, trips: tuple[int, ...]) -> list[int]:
     return [int(s) if t > 1 else 0 for s, t in zip(st, trips)]
 
 
-def _pack(rows: int, slot: int, word: int, lanes: list[np.ndarray], bits: int) -> bytes:
+def _pack(rows: int, slot: int, word: int, lanes: list[np.ndarray]) -> bytes:
     """Rows of ``slot`` bytes: lane ``i``'s words, little-endian, ``word`` bytes each."""
     out = np.zeros((rows, slot), dtype=np.uint8)
     for i, words in enumerate(lanes):
@@ -64,7 +64,7 @@ class LayerRun:
     out_bytes: int
     dram_bytes: int
     regs: tuple[tuple[int, int], ...]
-    reads: np.ndarray  # (outputs, 2): row, lane of each output element in the output image
+    reads: np.ndarray  # (outputs, 2): row and lane of each output element in the output image
     want: np.ndarray  # the exact outputs, in ``reads`` order
     traffic: tuple[Traffic, ...]  # how each tensor moves (the latency model's view)
 
@@ -79,18 +79,13 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     for l, (n, f, r) in enumerate(zip(g.tiles, g.full, g.rem)):
         regs += [(sm.tiles_reg(l), n - 1), (sm.full_reg(l), f - 1), (sm.rem_reg(l), r - 1)]
     images, addr = [], 0
-    banks = input_banks(kernel, mapping, adg, df, operands, 1 << 62)
     for ti, t in enumerate(hm.input_tensors):
-        lanes = [np.zeros(0, dtype=np.int64)] * sm.lanes[ti]
-        for b in banks:
-            if b.tensor == t:
-                lanes[b.lane] = b.words
-        rows = max(len(x) for x in lanes)
-        data = _pack(rows, sm.slot_bytes[ti], sm.word_bytes[ti], lanes, hm.operand_bits)
+        lanes = image_lanes(kernel, mapping, adg, df, t, operands[t], sm.lanes[ti])
+        data = _pack(len(lanes[0]), sm.slot_bytes[ti], sm.word_bytes[ti], lanes)
         images.append((addr, data))
         addr += -(-len(data) // ALIGN) * ALIGN
     out_addr = addr
-    reads = output_reads(kernel, mapping, adg, df)
+    reads = image_reads(kernel, mapping, adg, df)
     out_rows = mapping.footprint(kernel, hm.output_tensor)
     out_bytes = out_rows * sm.slot_bytes[-1]
     bases = [a for a, _ in images] + [out_addr]
@@ -115,8 +110,8 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     expect = golden(kernel, operands)
     if wraps:
         expect = wrap_signed(expect, hm.out_bits)
-    rows_lanes = np.array([(a, lane) for lane, a, _ in reads], dtype=np.int64).reshape(-1, 2)
-    want = np.array([expect[idx] for _, _, idx in reads], dtype=object).astype(np.int64)
+    rows_lanes = reads[:, :2]
+    want = np.asarray(expect).reshape(-1)[reads[:, 2]].astype(np.int64)
     dram = out_addr + -(-out_bytes // ALIGN) * ALIGN
     return LayerRun(name, g, tuple(images), out_addr, out_bytes, dram, tuple(regs), rows_lanes, want, tuple(traffic))
 

@@ -125,10 +125,11 @@ def build_dag(adg: ADG) -> DAG:
     shifts = tuple(sorted({lk.shift for n in inputs for lk in n.links if lk.kind == "delay"}))
     if shifts and max(lk.fifo for n in inputs for lk in n.links if lk.kind == "delay") > adg.d_t:
         raise StageError(f"a delay link needs a FIFO deeper than arch.d_t={adg.d_t}")
-    aw = addr_bits(adg.buffer_depth)
     buffers = tuple(
-        BufferSpec(n.tensor, n.role, n.bits, len(n.ports), adg.buffer_depth, aw) for n in adg.nets
+        BufferSpec(n.tensor, n.role, n.bits, len(n.ports), adg.depth(n.tensor), addr_bits(adg.depth(n.tensor)))
+        for n in adg.nets
     )
+    aw = max(b.addr_bits for b in buffers)  # the address generators' width
     dfs = tuple(d.name for d in adg.dataflows)
     nodes: list[Node] = [Node("ctrl", "ctrl", 0, 1)]
     edges: list[Edge] = []

@@ -341,6 +341,7 @@ class ArchConf:
     d_s: int = 1
     d_t: int = 0
     buffer_depth: int = 4096
+    onchip_kb: float = 0.0  # total bank SRAM (both ping-pong halves); > 0 sizes the banks, else buffer_depth
     max_fus: int = 4096
     clock_mhz: float = 500.0
     dram_bytes_per_cycle: float = 16.0
@@ -371,6 +372,9 @@ class ArchConf:
                 f"arch.operand_bits={self.operand_bits}, arch.acc_bits={self.acc_bits}: limits are 32 and 64 bits; "
                 "use narrower operands"
             )
+        if self.onchip_kb < 0:
+            raise ConfigError(f"arch.onchip_kb={self.onchip_kb}: must be >= 0 (0: every bank holds "
+                              "arch.buffer_depth words per half)")
         if self.dram_bytes_per_cycle <= 0:
             raise ConfigError(f"arch.dram_bytes_per_cycle={self.dram_bytes_per_cycle}: must be > 0 "
                               "(DRAM bandwidth in bytes per clock cycle, e.g. 16)")

@@ -41,7 +41,7 @@ def host_map(dag: DAG) -> HostMap:
         reduction_levels=dag.reduction_levels,
         counter_bits=dag.counter_bits,
         cfg_addr_bits=0,  # set below from the register count
-        addr_bits=out.addr_bits,
+        addr_bits=max(b.addr_bits for b in dag.buffers),
         input_tensors=ins,
         output_tensor=out.tensor,
         tensor_bits=clog2(len(ins)),

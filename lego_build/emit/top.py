@@ -112,6 +112,15 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
 
     in_index = {t: i for i, t in enumerate(hm.input_tensors)}
     out_rdata, dma_words = [], []
+    unused = []  # address bits above a smaller bank's (arch.onchip_kb sizes banks per tensor)
+
+    def bank_addr(sig, buf):
+        """``sig`` (an address generator's width) cut to ``buf``'s banks."""
+        if buf.addr_bits == hm.addr_bits:
+            return sig
+        unused.append((sig[buf.addr_bits:hm.addr_bits], hm.addr_bits - buf.addr_bits))
+        return sig[0:buf.addr_bits]
+    write_addr: dict = {}  # per input tensor: the DMA's or the host's write address
     for n in dag.nodes:
         if n.kind == "read":
             port = n.spec(PortSpec)
@@ -120,6 +129,9 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
             sel = (host_tensor == index) & (host_lane == Int(lane, hm.lane_bits, base=10))
             dsel = dma_we & (dma_tensor == index)
             word = dma_row[lane * hm.operand_bits:lane * hm.operand_bits + buf.bits]
+            if buf.tensor not in write_addr:
+                write_addr[buf.tensor] = m.Wire(f"bank_waddr_{buf.tensor}", hm.addr_bits)
+                m.Assign(write_addr[buf.tensor](Mux(dma_we, dma_addr, host_addr)))
             halves = []
             for h in (0, 1):  # ping-pong: the array reads half in_half while the DMA fills the other
                 mine = in_half if h else ~in_half
@@ -128,8 +140,8 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
                 halves.append(rdata)
                 m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
                     ("clk", clk), ("we", (host_we & sel & mine) | (dsel & dma_mine)),
-                    ("waddr", Mux(dma_we, dma_addr, host_addr)), ("wdata", Mux(dma_we, word, host_wdata)),
-                    ("raddr", inp[(n.name, "addr")]), ("rdata", rdata),
+                    ("waddr", bank_addr(write_addr[buf.tensor], buf)), ("wdata", Mux(dma_we, word, host_wdata)),
+                    ("raddr", bank_addr(inp[(n.name, "addr")], buf)), ("rdata", rdata),
                 ])
             m.Assign(signal[(n.name, "data")](Mux(in_half, halves[1], halves[0])))
         elif n.kind == "pin":
@@ -193,8 +205,9 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
             # (a layer's reduction split over tiles accumulates in place)
             we, waddr, wdata = inp[(n.name, "we")], inp[(n.name, "addr")], inp[(n.name, "data")]
             we_q = m.Reg(f"{n.name}_we_q")
-            addr_q = m.Reg(f"{n.name}_addr_q", hm.addr_bits)
+            addr_q = m.Reg(f"{n.name}_addr_q", buf.addr_bits)
             data_q = m.Reg(f"{n.name}_data_q", buf.bits)
+            waddr = bank_addr(waddr, buf)
             m.Always(Posedge(clk))(we_q(we), addr_q(waddr), data_q(wdata))
             halves = []
             for h in (0, 1):
@@ -205,12 +218,16 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
                 m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
                     ("clk", clk), ("we", we_q & mine), ("waddr", addr_q),
                     ("wdata", Mux(acc, rdata + data_q, data_q)),
-                    ("raddr", Mux(we & mine, waddr, Mux(dma_ren & dma_mine, dma_raddr, rd_addr))), ("rdata", rdata),
+                    ("raddr", Mux(we & mine, waddr, Mux(dma_ren & dma_mine, bank_addr(dma_raddr, buf), bank_addr(rd_addr, buf)))),
+                    ("rdata", rdata),
                 ])
             rdata = m.Wire(f"{n.name}_rdata", buf.bits)
             m.Assign(rdata(Mux(out_half, halves[1], halves[0])))
             out_rdata.append((lane, rdata))
             dma_words.append((lane, Mux(dma_rhalf, halves[1], halves[0])))
+    if unused:  # Verilator's lint ignores signals named *unused*
+        bits = m.Wire("unused_addr_bits", sum(w for _, w in unused))
+        m.Assign(bits(Cat(*[s for s, _ in unused])))
     dma_words.sort(key=lambda x: x[0])
     m.Assign(dma_rrow(Cat(*[w for _, w in reversed(dma_words)])))
     rd_lane_q = m.Reg("rd_lane_q", hm.lane_bits)

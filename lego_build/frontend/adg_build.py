@@ -5,7 +5,9 @@ Delay-link destinations get a fallback data node (see :mod:`lego_build.ir.adg`).
 from __future__ import annotations
 
 from dataclasses import replace
+from math import gcd
 
+from lego_build.errors import ConfigError
 from lego_build.frontend.dataflow import arch_dataflows
 from lego_build.frontend.links import candidate_links
 from lego_build.frontend.merge import merge_dataflows
@@ -57,7 +59,37 @@ def build_adg(kernel: Kernel, arch) -> ADG:
         d_t=arch.d_t,
         ppu=arch.ppu,
         acc_wraps=arch.overflow == "wrap",
+        depths=split_capacity(arch.onchip_kb, [(n.tensor, 2 * len(n.ports) * n.bits) for n in nets])
+        if arch.onchip_kb else (),
     )
+
+
+def split_capacity(kb: float, rows: list[tuple[str, int]]) -> tuple[tuple[str, int], ...]:
+    """Words per bank half of each tensor so that the banks hold exactly ``kb`` KB.
+
+    ``rows``: per tensor, the bits one word of every bank takes in both ping-pong halves
+    (2 x lanes x word bits). Each tensor gets an equal share of the capacity, rounded down
+    to whole words; the tensor with the narrowest rows takes what is left, so the total is
+    exact. One-line error when no split is exact (the capacity is not a multiple of the
+    row widths' common divisor) or a share holds no word."""
+    total = round(kb * 1024 * 8)
+    if abs(total - kb * 1024 * 8) > 1e-6:
+        raise ConfigError(f"arch.onchip_kb={kb}: not a whole number of bytes")
+    last = min(range(len(rows)), key=lambda i: (rows[i][1], i))
+    depths = {t: max(1, total // len(rows) // bits) for t, bits in rows}
+    left = total - sum(depths[t] * bits for i, (t, bits) in enumerate(rows) if i != last)
+    step = next(((t, bits) for i, (t, bits) in enumerate(rows) if i != last), None)
+    for _ in range(rows[last][1]):  # make what is left a whole number of the last tensor's rows
+        if left > 0 and left % rows[last][1] == 0 or step is None:
+            break
+        depths[step[0]] -= 1
+        left += step[1]
+    if left <= 0 or left % rows[last][1] or min(depths.values()) < 1:
+        raise ConfigError(f"arch.onchip_kb={kb}: cannot be split exactly over banks of "
+                          f"{', '.join(f'{t} {b // 8} B' for t, b in rows)} per word (both halves); "
+                          f"use a multiple of {gcd(*[b for _, b in rows]) // 8 or 1} B")
+    depths[rows[last][0]] = left // rows[last][1]
+    return tuple((t, depths[t]) for t, _ in rows)
 
 
 def with_fallback_ports(links, ports, port_dfs):

@@ -58,6 +58,11 @@ class ADG:
     d_t: int = 0  # FIFO capacity of delay links (their depth is a run-time register, 1..d_t)
     ppu: bool = False  # a post-processing unit on the output path
     acc_wraps: bool = False  # arch.overflow=wrap: sums past acc_bits wrap around, accepted on purpose
+    depths: tuple[tuple[str, int], ...] = ()  # words per bank half of each tensor (arch.onchip_kb); else buffer_depth
+
+    def depth(self, tensor: str) -> int:
+        """Words per bank (per ping-pong half) of ``tensor``."""
+        return dict(self.depths).get(tensor, self.buffer_depth)
 
     @property
     def fus(self) -> tuple[Coord, ...]:

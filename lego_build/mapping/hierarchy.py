@@ -56,13 +56,16 @@ def from_conf(arch) -> Hierarchy:
                      operand_reuse=True)
 
 
-def array_hierarchy(arch, ports: dict[str, int], bits: dict[str, int]) -> Hierarchy:
-    """The generated array's hierarchy; ``ports[role]`` data-node ports (banks), ``bits[role]`` word widths."""
+def array_hierarchy(arch, ports: dict[str, int], bits: dict[str, int], depth: dict[str, int] | None = None) -> Hierarchy:
+    """The generated array's hierarchy; ``ports[role]`` data-node ports (banks), ``bits[role]`` word widths,
+    ``depth[role]`` words per bank half (default ``arch.buffer_depth``): a tile lives in one half
+    while the DMA fills or empties the other."""
     e = arch.energy
     acc_bytes = -(-arch.acc_bits // 8)  # a 25-bit accumulator holds a word that needs 4 bytes
     acc = MemLevel("acc", acc_bytes, ("output",), table52_pj(acc_bytes), table52_pj(acc_bytes), width_bits=16,
                    per_pe=True)
-    partition = tuple((r, ports[r] * arch.buffer_depth * bits[r] // 8) for r in ROLES if ports.get(r))
+    depth = depth or {}
+    partition = tuple((r, ports[r] * depth.get(r, arch.buffer_depth) * bits[r] // 8) for r in ROLES if ports.get(r))
     l1 = MemLevel("l1", sum(b for _, b in partition), tuple(r for r, _ in partition), e.l1_pj, e.l1_pj, 16,
                   bandwidth_bits=float(sum(ports[r] * bits[r] for r, _ in partition)), partition=partition)
     dram = MemLevel("dram", None, ROLES, e.dram_pj, e.dram_pj, 16, bandwidth_bits=arch.dram_bytes_per_cycle * 8)

@@ -62,7 +62,7 @@ def _hierarchy(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> Hierarchy:
             used = sum(1 for dfs in net.port_dataflows if dataflow.name in dfs) if net.port_dataflows else len(net.ports)
             ports[roles[net.tensor]] = ports.get(roles[net.tensor], 0) + used
     bits = {roles[t.name]: t.bits for t in kernel.tensors}
-    return array_hierarchy(arch, ports, bits)
+    return array_hierarchy(arch, ports, bits, {roles[t.name]: adg.depth(t.name) for t in kernel.tensors})
 
 
 def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int) -> Mapspace:
@@ -131,7 +131,7 @@ def unmappable_reason(search) -> str:
     if search.smallest:
         level, (need, have) = min(search.smallest.items(), key=lambda kv: kv[1])
         return (f"no tile fits memory level {level}: the smallest tile needs {need} B, the level has {have} B; "
-                f"make it at least {need} B (arch.buffer_depth or arch.memory)")
+                f"make it at least {need} B (arch.onchip_kb, arch.buffer_depth or arch.memory)")
     reasons = sorted({e["reason"] for e in search.log if e["status"] == "rejected"})
     return reasons[-1] if reasons else "empty mapspace"
 

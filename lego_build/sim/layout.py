@@ -150,14 +150,17 @@ class BankImage:
 
 
 def input_banks(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow, data: dict[str, np.ndarray],
-                depth: int) -> list[BankImage]:
+                depth) -> list[BankImage]:
+    """Bank images of every input; ``depth``: words per bank, or a function of the tensor's name."""
     t = _points(mapping)
     images = []
     for tensor in kernel.inputs:
         addr = t @ strides(kernel, mapping, tensor.name)
         size = int(addr.max()) + 1
-        if size > depth:
-            raise StageError(f"tensor {tensor.name} needs {size} words per bank > arch.buffer_depth={depth}")
+        have = depth(tensor.name) if callable(depth) else depth
+        if size > have:
+            raise StageError(f"tensor {tensor.name} needs {size} words per bank; its banks hold {have} "
+                             "(arch.buffer_depth, or arch.onchip_kb)")
         for lane, s in used_ports(adg.net(tensor.name), dataflow.name):
             idx = _element_index(kernel, mapping, tensor.name, t, dataflow.to_virtual(s))
             inside = np.all((idx >= 0) & (idx < np.array(tensor.shape)), axis=1)

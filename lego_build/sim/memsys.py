@@ -31,7 +31,7 @@ from lego_build.sim.tiles import fit_tile
 ALIGN = 4096
 
 
-def grid(kernel: Kernel, mapping: Mapping, depth: int, tile: dict | None) -> tuple[Grid, Kernel, Mapping]:
+def grid(kernel: Kernel, mapping: Mapping, depth, tile: dict | None) -> tuple[Grid, Kernel, Mapping]:
     """The tile grid of the layer: the mapper's controller tile (``tile``), halved until
     every tensor's tile fits one bank half of ``depth`` words."""
     tk, tm = fit_tile(kernel, mapping, depth, 1 << 62, tile)
@@ -74,7 +74,7 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     """The layer's DRAM images, register writes and expected outputs; ``kernel`` at the
     hardware's widths, ``mapping`` the layer's loop nest, ``tile`` the mapper's controller tile."""
     df = adg.dataflow(dataflow)
-    g, tk, tm = grid(kernel, mapping, adg.buffer_depth, tile)
+    g, tk, tm = grid(kernel, mapping, adg.depth, tile)
     regs: list[tuple[int, int]] = []
     for l, (n, f, r) in enumerate(zip(g.tiles, g.full, g.rem)):
         regs += [(sm.tiles_reg(l), n - 1), (sm.full_reg(l), f - 1), (sm.rem_reg(l), r - 1)]

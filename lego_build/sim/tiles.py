@@ -40,11 +40,13 @@ def window(kernel: Kernel) -> tuple[Kernel, dict[str, tuple[int, ...]]]:
     return replace(kernel, tensors=tuple(tensors)), origin
 
 
-def fit_tile(kernel: Kernel, mapping: Mapping, depth: int, max_steps: int,
+def fit_tile(kernel: Kernel, mapping: Mapping, depth, max_steps: int,
              start: dict[str, int] | None = None) -> tuple[Kernel, Mapping]:
     """The tile the simulation runs: ``start`` (the mapper's controller-level tile) or the
-    whole layer, halved until it fits the banks and ``max_steps``; its tensors in the
-    layer's coordinates (the corner tile's window starts at the origin)."""
+    whole layer, halved until it fits the banks (``depth`` words, or a function of the
+    tensor's name) and ``max_steps``; its tensors in the layer's coordinates (the corner
+    tile's window starts at the origin)."""
+    words = depth if callable(depth) else (lambda _: depth)
     order = tuple(lp.dim for lp in mapping.temporal)
     spatial = mapping.spatial
     bounds = {d.name: min(d.bound, (start or {}).get(d.name, d.bound)) for d in kernel.dims}
@@ -54,7 +56,7 @@ def fit_tile(kernel: Kernel, mapping: Mapping, depth: int, max_steps: int,
     while True:
         tile = replace(kernel, dims=tuple(Dim(d.name, bounds[d.name]) for d in kernel.dims))
         tm = _mapping_for(tile, order, spatial)
-        if tm.steps <= max_steps and all(tm.footprint(tile, t.name) <= depth for t in tile.tensors):
+        if tm.steps <= max_steps and all(tm.footprint(tile, t.name) <= words(t.name) for t in tile.tensors):
             return tile, tm
         # halve the loop with the most trips (ties: the later dim, i.e. inner loops first)
         trips = {lp.dim: lp.bound for lp in tm.temporal}

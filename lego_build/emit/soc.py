@@ -13,7 +13,8 @@ Blocks, each a function below, in one module so the generated Verilog reads top 
   half while the array accumulates tile ``o`` into the other. Per tile it writes the
   array's bound registers (full trips, or the remainder trips of a last tile: Ruby's
   last-iteration bound, seed 002) and starts it.
-* :func:`_loader` / :func:`_storer`: the DMA's read and write engines. A tensor's tile is
+* :func:`_loader` / :func:`_storer`: the DMA's read and write engines, one AXI ID (0), so
+  responses come back in order; an error response or a foreign ID sets STATUS bit 2. A tensor's tile is
   a strided box of rows (:mod:`lego_build.ir.soc`); rows contiguous in DRAM (the innermost
   level the tensor depends on) go out as one INCR burst, split at 256 beats and 4 KB
   boundaries; a row narrower than the bus is one narrow transfer. The loader writes one
@@ -138,11 +139,11 @@ def mk_soc(hm: HostMap, sm: SocMap) -> Module:
         ("awready", 1), ("wready", 1), ("bresp", 2), ("bvalid", 1), ("arready", 1), ("rdata", 32), ("rresp", 2),
         ("rvalid", 1))}
     mi = {n: m.Input(f"m_axi_{n}", w) for n, w in (
-        ("arready", 1), ("rdata", bw), ("rresp", 2), ("rlast", 1), ("rvalid", 1), ("awready", 1), ("wready", 1),
-        ("bresp", 2), ("bvalid", 1))}
+        ("arready", 1), ("rid", 1), ("rdata", bw), ("rresp", 2), ("rlast", 1), ("rvalid", 1), ("awready", 1),
+        ("wready", 1), ("bid", 1), ("bresp", 2), ("bvalid", 1))}
     mo = {n: m.Output(f"m_axi_{n}", w) for n, w in (
-        ("araddr", ADDR), ("arlen", 8), ("arsize", 3), ("arburst", 2), ("arvalid", 1), ("rready", 1),
-        ("awaddr", ADDR), ("awlen", 8), ("awsize", 3), ("awburst", 2), ("awvalid", 1), ("wdata", bw),
+        ("arid", 1), ("araddr", ADDR), ("arlen", 8), ("arsize", 3), ("arburst", 2), ("arvalid", 1), ("rready", 1),
+        ("awid", 1), ("awaddr", ADDR), ("awlen", 8), ("awsize", 3), ("awburst", 2), ("awvalid", 1), ("wdata", bw),
         ("wstrb", sm.bus_bytes), ("wlast", 1), ("wvalid", 1), ("bready", 1))}
     irq = m.Output("irq")
     regs = {
@@ -475,6 +476,7 @@ def _loader(c: _Ctx) -> None:
     m.Assign(mo["arlen"](alen[0:8]))
     m.Assign(mo["arsize"](size))
     m.Assign(mo["arburst"](_i(1, 2)))
+    m.Assign(mo["arid"](_i(0, 1)))
 
     # data channel: rows into the banks
     r_t, r_on, r_restart = m.Reg("r_t", tb), m.Reg("r_on"), m.Reg("r_restart")
@@ -531,7 +533,7 @@ def _loader(c: _Ctx) -> None:
     m.Assign(core["dma_tensor"](dma_tensor))
     m.Assign(core["dma_addr"](dma_addr))
     m.Assign(core["dma_row"](dma_row))
-    c.w["r_err"] = r_hs & (mi["rresp"] != _i(0, 2))
+    c.w["r_err"] = r_hs & ((mi["rresp"] != _i(0, 2)) | mi["rid"])  # an error, or a response not for our ID
 
 
 def rows_last_for(c: _Ctx, t_sel, tb: int, tensors: list, bounds: list) -> list:
@@ -591,6 +593,7 @@ def _storer(c: _Ctx) -> None:
     m.Assign(mo["awlen"](alen[0:8]))
     m.Assign(mo["awsize"](size))
     m.Assign(mo["awburst"](_i(1, 2)))
+    m.Assign(mo["awid"](_i(0, 1)))
 
     # rows out of the bank half (read latency 1) into a two-row queue
     rr_on, rr_restart, rr_pend = m.Reg("rr_on"), m.Reg("rr_restart"), m.Reg("rr_pend")
@@ -684,4 +687,4 @@ def _storer(c: _Ctx) -> None:
                & (q_n == _i(0, 3)) & (bursts == _i(0, 16)) & ~w["st_start"])(st_on(0), done(1)),
         ))
     m.Assign(w["st_done"](done))
-    m.Assign(w["err"](c.w["r_err"] | (b_hs & (mi["bresp"] != _i(0, 2)))))
+    m.Assign(w["err"](c.w["r_err"] | (b_hs & ((mi["bresp"] != _i(0, 2)) | mi["bid"]))))

@@ -85,7 +85,8 @@ def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, late
     # partial sums live in the array's accumulators: cost them at arch.acc_bits
     out = kernel.output
     costed = replace(kernel, tensors=tuple(replace(t, bits=arch.acc_bits) if t is out else t for t in kernel.tensors))
-    return Mapspace(Model(costed, h, arch.operand_bits, tile_overhead=1 + max(1, latency)), mapper.mapspace, rules)
+    # per tile: the start cycle, the pipeline latency and the output banks' read-modify-write cycle
+    return Mapspace(Model(costed, h, arch.operand_bits, tile_overhead=2 + max(1, latency)), mapper.mapspace, rules)
 
 
 def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int) -> dict:

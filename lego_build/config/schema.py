@@ -449,7 +449,7 @@ class TargetConf:
     (lego_build.sim.golden: ``random`` seeded by ``seed``; the extremes ``min``, ``max``,
     ``mixed``, ``alternating``; ``file``: the arrays of the ``.npz`` file ``data_file``).
     ``scope``: :data:`SCOPES`; whole layers run through the memory system with the first
-    data set of ``data`` and every output element compared.
+    data set of ``data`` and every output element compared, ``jobs`` of them at once.
     ``max_memory_gb`` / ``max_minutes``: the estimated peak memory and time of a build
     (lego_build.flow.budget) above which it stops before any work unless ``confirm=true``
     (0: the machine's available memory / no time limit).
@@ -466,6 +466,7 @@ class TargetConf:
     max_cycles: int = 10_000_000
     tile_steps: int = 20_000
     scope: str = "tiles"
+    jobs: int = 1  # whole layers simulated at once (processes, joblib); 0: one per core
     max_memory_gb: float = 0.0
     max_minutes: float = 30.0
     confirm: bool = False
@@ -473,6 +474,8 @@ class TargetConf:
     def __post_init__(self) -> None:
         _positive("target", self, "max_cycles", "tile_steps")
         _choice("target", "scope", self.scope, SCOPES)
+        if self.jobs < 0:
+            raise ConfigError(f"target.jobs={self.jobs}: must be >= 0 (0: one process per core)")
         if not self.data:
             raise ConfigError("target.data=[]: give at least one test-data set, e.g. target.data=[random]")
         for pattern in self.data:

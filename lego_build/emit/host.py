@@ -16,6 +16,13 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
   word into bank ``host_lane`` of input tensor ``host_tensor``.
 * ``start`` (one-cycle pulse, accepted when idle), ``busy``, ``done`` (high from
   the end of a run until the next start).
+* The memory system's side (``lego_soc``, :mod:`lego_build.emit.soc`): every bank has two
+  ping-pong halves. The array reads input half ``in_half`` and writes output half
+  ``out_half``; with ``acc`` high an output word adds to what the half holds (one cycle of
+  read-modify-write, counted in ``drain``). ``dma_we, dma_half, dma_tensor, dma_addr,
+  dma_row`` write a whole row (every lane of an input tensor, ``operand_bits`` each) into
+  a half; ``dma_ren, dma_rhalf, dma_raddr -> dma_rrow`` read a whole output row one cycle
+  later. The host ports write and read the halves the array uses.
 * ``rd_lane, rd_addr -> rd_data``: read an output word, ``read_latency`` cycles later:
   one, or two through the post-processing unit (``ppu``), whose registers are
   ``ppu_mode_reg`` (bits: 1 requantise, 2 ReLU, 4 LUT; see

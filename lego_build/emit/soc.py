@@ -563,7 +563,7 @@ def _lanes_in(c: _Ctx, t: int, row_bytes, width: int):
 def _storer(c: _Ctx) -> None:
     """The DMA write engine: the finished output half's rows back to memory."""
     m, hm, sm, r, w, core, mi, mo = c.m, c.hm, c.sm, c.regs, c.w, c.core, c.mi, c.mo
-    lv, cw, aw = hm.levels, hm.counter_bits, hm.addr_bits
+    cw, aw = hm.counter_bits, hm.addr_bits
     t = len(hm.input_tensors)
     bw, bb = sm.bus_bits, sm.bus_bytes
     slot, wb = sm.slot_bytes[t], sm.word_bytes[t]

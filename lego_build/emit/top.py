@@ -218,7 +218,8 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
                 m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
                     ("clk", clk), ("we", we_q & mine), ("waddr", addr_q),
                     ("wdata", Mux(acc, rdata + data_q, data_q)),
-                    ("raddr", Mux(we & mine, waddr, Mux(dma_ren & dma_mine, bank_addr(dma_raddr, buf), bank_addr(rd_addr, buf)))),
+                    ("raddr", Mux(we & mine, waddr,
+                                  Mux(dma_ren & dma_mine, bank_addr(dma_raddr, buf), bank_addr(rd_addr, buf)))),
                     ("rdata", rdata),
                 ])
             rdata = m.Wire(f"{n.name}_rdata", buf.bits)

@@ -56,7 +56,8 @@ def from_conf(arch) -> Hierarchy:
                      operand_reuse=True)
 
 
-def array_hierarchy(arch, ports: dict[str, int], bits: dict[str, int], depth: dict[str, int] | None = None) -> Hierarchy:
+def array_hierarchy(arch, ports: dict[str, int], bits: dict[str, int],
+                    depth: dict[str, int] | None = None) -> Hierarchy:
     """The generated array's hierarchy; ``ports[role]`` data-node ports (banks), ``bits[role]`` word widths,
     ``depth[role]`` words per bank half (default ``arch.buffer_depth``): a tile lives in one half
     while the DMA fills or empties the other."""

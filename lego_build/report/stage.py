@@ -155,7 +155,8 @@ def render_markdown(summary: dict, doc: dict) -> str:
             f"* verdict: **{sim['status']}** on {net['layers']} whole layers through the memory system "
             f"(scope {sim['scope']}; AXI {mem['bus_bits']} bit, DRAM {mem['dram_bytes_per_cycle']:g} B/cycle, "
             f"{mem['dram_latency_cycles']} cycles latency): {sim['outputs']} outputs, {sim['mismatches']} mismatches "
-            f"against exact arithmetic (data {', '.join(sim['data'])}; seed {sim['seed']}), lint {sim.get('lint', 'not run')}",
+            f"against exact arithmetic (data {', '.join(sim['data'])}; seed {sim['seed']}), "
+            f"lint {sim.get('lint', 'not run')}",
             f"* cycles: {net['cycles']} measured in RTL, {net['cycles_predicted']} predicted by the latency model "
             f"(error {net['error']:+.1%}, worst layer {net['max_layer_error']:.1%}); the array waited "
             f"{net['load_wait']} cycles for loads and {net['store_wait']} for stores",
@@ -165,7 +166,8 @@ def render_markdown(summary: dict, doc: dict) -> str:
             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
             *[f"| {r['layer']} | {r['kind']} | {r['dataflow']} | {r['tiles']} | {r['outputs']} | {r['mismatches']} "
               f"| {r['cycles']} | {r['cycles_predicted']} | {r['error']:+.1%} | {r['cycles_mapper']:.0f} "
-              f"| {r['load_wait']} | {r['store_wait']} | {r['bytes_read'] / 1024:.1f} | {r['bytes_written'] / 1024:.1f} "
+              f"| {r['load_wait']} | {r['store_wait']} | {r['bytes_read'] / 1024:.1f} "
+              f"| {r['bytes_written'] / 1024:.1f} "
               f"| {r['utilization']:.1%} |" for r in sim["layers"]],
         ]
     else:

@@ -96,8 +96,8 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
         slot = sm.slot_bytes[ti]
         regs.append((sm.base_reg(ti), bases[ti]))
         for l in range(hm.levels):
-            regs += [(sm.row_stride_reg(ti, l), image[l] * slot), (sm.tile_stride_reg(ti, l), image[l] * slot * g.full[l]),
-                     (sm.bank_stride_reg(ti, l), bank[l])]
+            regs += [(sm.row_stride_reg(ti, l), image[l] * slot),
+                     (sm.tile_stride_reg(ti, l), image[l] * slot * g.full[l]), (sm.bank_stride_reg(ti, l), bank[l])]
         run = [l for l in range(hm.levels) if image[l] == 1]
         traffic.append(Traffic(slot, tuple(b != 0 for b in bank), run[0] if run and slot >= sm.bus_bytes else None,
                                ti == len(hm.tensors) - 1))

@@ -218,7 +218,7 @@ def _bytes_code(sm: SocMap, signal: str, write: bool) -> str:
 
 
 def testbench(sm: SocMap) -> str:
-    strobe = (f"return (top->m_axi_wstrb[i / 32] >> (i % 32)) & 1;" if sm.bus_bytes > 64
+    strobe = ("return (top->m_axi_wstrb[i / 32] >> (i % 32)) & 1;" if sm.bus_bytes > 64
               else "return (top->m_axi_wstrb >> i) & 1;")
     return (_TEMPLATE.replace("@BUS@", str(sm.bus_bytes))
             .replace("@SET_RDATA@", _bytes_code(sm, "m_axi_rdata", True))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+from joblib import Parallel, delayed
 
 from lego_build.analysis.lowering import lower
 from lego_build.analysis.stage import layers_of, load_layers
@@ -335,6 +336,19 @@ def scope_layers(cfg: LegoConfig, mapping: MappingDoc, layers, adg: ADG) -> list
     return [(mapped[entry["name"]], lower(kernel, adg.kernel)) for entry, kernel in chosen]
 
 
+def _layer_job(job) -> dict:
+    """One whole layer: its program, its run on its own process of the simulator, its figures."""
+    hm, sm, adg, entry, kernel, data, binary, bw, lat, max_cycles, fus = job
+    kernel = with_bits(kernel, hm.operand_bits, hm.out_bits)
+    tile = Tile(entry["name"], layer_kind(kernel), kernel, Mapping.from_json(entry["mapping"]), entry["dataflow"])
+    operands = data.operands(tile, kernel, {t.name: (0,) * len(t.shape) for t in kernel.tensors})
+    run = memsys.program(hm, sm, adg, entry["name"], kernel, tile.mapping, entry["dataflow"], operands,
+                         entry.get("tile"), adg.acc_wraps)
+    (res,) = memsys.run_layers(binary, hm, sm, [run], bw, lat, max_cycles)
+    return {**res, "kind": tile.kind, "dataflow": entry["dataflow"], "macs": entry["macs"],
+            "cycles_mapper": entry["cycles"], "utilization": round(entry["macs"] / (res["cycles"] * fus), 4)}
+
+
 def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     """Whole layers through the memory system (``lego_soc``) on one Verilator build: every
     output element against the exact golden model, measured cycles against the latency model
@@ -351,22 +365,19 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     binary = verilator.build(design_dir / "rtl", work, False, top="lego_soc", testbench=soc_tb.testbench(sm))
     bw, lat = cfg.arch.dram_bytes_per_cycle, cfg.arch.dram_latency_cycles
     bar = Progress("simulate", len(chosen), lines=True)
+    jobs = [(hm, sm, adg, entry, kernel, replace(data, seed=data.seed + i), binary, bw, lat, cfg.target.max_cycles,
+             cfg.arch.rows * cfg.arch.cols) for i, (entry, kernel) in enumerate(chosen)]
     rows = []
     try:
-        for i, (entry, kernel) in enumerate(chosen):
-            kernel = with_bits(kernel, hm.operand_bits, hm.out_bits)
-            tile = Tile(entry["name"], layer_kind(kernel), kernel, Mapping.from_json(entry["mapping"]),
-                        entry["dataflow"])
-            operands = replace(data, seed=data.seed + i).operands(tile, kernel, {t.name: (0,) * len(t.shape)
-                                                                                   for t in kernel.tensors})
-            run = memsys.program(hm, sm, adg, entry["name"], kernel, tile.mapping, entry["dataflow"], operands,
-                                 entry.get("tile"), adg.acc_wraps)
-            (res,) = memsys.run_layers(binary, hm, sm, [run], bw, lat, cfg.target.max_cycles)
-            rows.append({**res, "kind": tile.kind, "dataflow": entry["dataflow"], "macs": entry["macs"],
-                         "cycles_mapper": entry["cycles"],
-                         "utilization": round(entry["macs"] / (res["cycles"] * cfg.arch.rows * cfg.arch.cols), 4)})
-            bar.step(f"{tile.kind} layer {entry['name']}: {res['tiles']} tiles, {res['cycles']} cycles "
-                     f"(predicted {res['cycles_predicted']}), {res['mismatches']} mismatches")
+        if cfg.target.jobs == 1 or len(jobs) == 1:
+            results = map(_layer_job, jobs)
+        else:  # each layer's simulation depends only on its inputs: one process of the binary each
+            results = Parallel(n_jobs=cfg.target.jobs or -1, return_as="generator")(
+                delayed(_layer_job)(j) for j in jobs)
+        for row in results:
+            rows.append(row)
+            bar.step(f"{row['kind']} layer {row['layer']}: {row['tiles']} tiles, {row['cycles']} cycles "
+                     f"(predicted {row['cycles_predicted']}), {row['mismatches']} mismatches")
     finally:
         bar.close()
     measured = sum(r["cycles"] for r in rows)

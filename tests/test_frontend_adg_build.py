@@ -19,7 +19,9 @@ def test_split_is_exact_and_balanced():
     assert max(shares) / min(shares) < 1.1  # about a third each
 
 
-def test_an_impossible_split_names_the_key():
-    # 3 lanes: rows of 6 and 24 bytes cannot fill 1 KB exactly
-    with pytest.raises(ConfigError, match=r"arch.onchip_kb=1: .*multiple of 6 B"):
-        split_capacity(1, [("A", 2 * 3 * 8), ("Y", 2 * 3 * 32)])
+def test_a_capacity_off_the_rows_is_rounded_down_and_a_share_without_a_word_is_an_error():
+    # 3 lanes: rows of 6 and 24 bytes; 1 KB is not a multiple of 6 B, 1020 B is
+    depths = dict(split_capacity(1, [("A", 2 * 3 * 8), ("Y", 2 * 3 * 32)]))
+    assert depths["A"] * 6 + depths["Y"] * 24 == 1020
+    with pytest.raises(ConfigError, match=r"arch.onchip_kb=0.0234375: cannot be split"):
+        split_capacity(0.0234375, [("A", 2 * 3 * 8), ("Y", 2 * 3 * 32)])  # 24 B: one row of Y, none of A

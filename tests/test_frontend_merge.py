@@ -80,7 +80,9 @@ def test_random_affine_dataflows_give_forests():
         c = [rng.choice([-1, 0, 1]), rng.choice([-1, 0, 1])]
         preset = "lego_mnicoc" if rng.random() < 0.4 else "systolic"
         names = ["mn", "icoc"] if preset == "lego_mnicoc" else ["main"]
-        overrides = [f"arch={preset}", f"arch.family={family}", f"arch.rows={rows}", f"arch.cols={cols}",
+        # banks of arch.buffer_depth words: a random array's rows need not divide the preset's capacity
+        overrides = [f"arch={preset}", "arch.onchip_kb=0", f"arch.family={family}", f"arch.rows={rows}",
+                     f"arch.cols={cols}",
                      f"arch.control_flow=[{c[0]},{c[1]}]", f"arch.d_s={rng.choice([1, 2])}",
                      f"arch.d_t={rng.choice([0, 0, 8])}", "arch.max_fus=4096"]
         for name in names:

@@ -36,8 +36,8 @@ LAYERS = {
     "icoc": (["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[ic,oc]",
               "arch.control_flow=[0,0]", "workload.in_h=6", "workload.in_w=5", "workload.in_ch=6",
               "workload.out_ch=5", "arch.buffer_depth=32"], 5 * 6 * 5),  # padding 1 keeps 6 x 5
-    "mnicoc-as-icoc": (["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "mapper.objective=latency", "workload.M=1",
-                        "workload.K=64", "arch.buffer_depth=32"], 16),
+    "mnicoc-as-icoc": (["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "arch.onchip_kb=0", "mapper.objective=latency",
+                        "workload.M=1", "workload.K=64", "arch.buffer_depth=32"], 16),
     "mttkrp-3-operand": (["arch.family=mttkrp", "arch.dataflows.main.spatial=[k,j]", "arch.control_flow=[0,0]",
                           "workload=mttkrp", "workload.I=5", "workload.J=6", "workload.K=7", "workload.L=3",
                           "arch.buffer_depth=4"], 30),

@@ -70,21 +70,38 @@ def split_capacity(kb: float, rows: list[tuple[str, int]]) -> tuple[tuple[str, i
     ``rows``: per tensor, the bits one word of every bank takes in both ping-pong halves
     (2 x lanes x word bits). Each tensor gets an equal share of the capacity, rounded down
     to whole words; the tensor with the narrowest rows takes what is left, so the total is
-    exact. One-line error when no split is exact (the capacity is not a multiple of the
-    row widths' common divisor) or a share holds no word."""
+    exact. A capacity that is not a multiple of the rows' common divisor (an array resized
+    from a preset) is rounded down to one. One-line error when a share holds no word."""
     total = round(kb * 1024 * 8)
     if abs(total - kb * 1024 * 8) > 1e-6:
         raise ConfigError(f"arch.onchip_kb={kb}: not a whole number of bytes")
+    total -= total % gcd(*[bits for _, bits in rows])
     last = min(range(len(rows)), key=lambda i: (rows[i][1], i))
     depths = {t: max(1, total // len(rows) // bits) for t, bits in rows}
-    left = total - sum(depths[t] * bits for i, (t, bits) in enumerate(rows) if i != last)
-    step = next(((t, bits) for i, (t, bits) in enumerate(rows) if i != last), None)
-    for _ in range(rows[last][1]):  # make what is left a whole number of the last tensor's rows
-        if left > 0 and left % rows[last][1] == 0 or step is None:
-            break
-        depths[step[0]] -= 1
-        left += step[1]
-    if left <= 0 or left % rows[last][1] or min(depths.values()) < 1:
+    unit = rows[last][1]
+    others = [(t, bits) for i, (t, bits) in enumerate(rows) if i != last]
+    left = total - sum(depths[t] * bits for t, bits in others)
+    # fewest words taken from the other tensors so that what is left is whole rows of the last:
+    # a breadth-first search over the residues modulo its row (each word taken adds its row)
+    need = -left % unit
+    parent: dict[int, tuple[int, int] | None] = {0: None}
+    frontier = [0]
+    while frontier and need not in parent:
+        nxt = []
+        for r in frontier:
+            for k, (_, bits) in enumerate(others):
+                q = (r + bits) % unit
+                if q not in parent:
+                    parent[q] = (r, k)
+                    nxt.append(q)
+        frontier = nxt
+    if need in parent:
+        r = need
+        while parent[r] is not None:
+            r, k = parent[r]
+            depths[others[k][0]] -= 1
+            left += others[k][1]
+    if need not in parent or left <= 0 or min(depths.values()) < 1:
         raise ConfigError(f"arch.onchip_kb={kb}: cannot be split exactly over banks of "
                           f"{', '.join(f'{t} {b // 8} B' for t, b in rows)} per word (both halves); "
                           f"use a multiple of {gcd(*[b for _, b in rows]) // 8 or 1} B")

@@ -336,6 +336,10 @@ def scope_layers(cfg: LegoConfig, mapping: MappingDoc, layers, adg: ADG) -> list
     return [(mapped[entry["name"]], lower(kernel, adg.kernel)) for entry, kernel in chosen]
 
 
+#: predicted cycles above which the simulator is compiled with optimization (a whole network)
+LONG_RUN = 2_000_000
+
+
 def _layer_job(job) -> dict:
     """One whole layer: its program, its run on its own process of the simulator, its figures."""
     hm, sm, adg, entry, kernel, data, binary, bw, lat, max_cycles, fus = job
@@ -362,7 +366,9 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     work = design_dir / "sim" / "build"
     replace_dir(work)
     print("simulate: compiling the memory system and array with Verilator ...", flush=True)
-    binary = verilator.build(design_dir / "rtl", work, False, top="lego_soc", testbench=soc_tb.testbench(sm))
+    long_run = sum(entry["cycles"] for entry, _ in chosen) > LONG_RUN
+    binary = verilator.build(design_dir / "rtl", work, False, top="lego_soc", testbench=soc_tb.testbench(sm),
+                             optimize=long_run)
     bw, lat = cfg.arch.dram_bytes_per_cycle, cfg.arch.dram_latency_cycles
     bar = Progress("simulate", len(chosen), lines=True)
     jobs = [(hm, sm, adg, entry, kernel, replace(data, seed=data.seed + i), binary, bw, lat, cfg.target.max_cycles,
@@ -401,7 +407,8 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
 def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     checks: dict = {}
     if cfg.target.lint:
-        warnings = verilator.lint(design_dir / "rtl") + verilator.lint(design_dir / "rtl", "lego_soc")
+        # lego_soc instantiates the array, so one lint of it covers every module
+        warnings = verilator.lint(design_dir / "rtl", "lego_soc")
         if warnings:
             raise StageError(f"verilator -Wall lint: {len(warnings)} warnings, first: {warnings[0]}; "
                              "fix the generator, or set target.lint=false to go on")

@@ -132,12 +132,16 @@ def wave_format() -> str:
 
 
 def build(rtl_dir: Path, work: Path, trace: bool, fmt: str = "fst", top: str = "lego_top",
-          testbench: str = TESTBENCH) -> Path:
+          testbench: str = TESTBENCH, optimize: bool = False) -> Path:
     """Compile the RTL with ``top`` as the top module and ``testbench`` into
     ``work/obj_dir/V<top>`` (with ``trace``: an FST or VCD waveform writer, ``fmt``):
     Verilator generates the C++, make compiles it with Verilator's runtime objects taken
     from :mod:`lego_build.sim.objcache`. A binary built before from the same Verilog,
-    testbench, flags and tools is reused instead."""
+    testbench, flags and tools is reused instead.
+
+    The model's C++ is compiled without optimization (a third less compile time, which
+    short runs are all about) unless ``optimize`` asks for Verilator's default ``-Os``
+    (several times faster simulation, for long runs such as whole networks)."""
     work.mkdir(parents=True, exist_ok=True)
     write_text(work / "tb.cpp", testbench)
     files = [(rtl_dir / ln.strip()).resolve() for ln in (rtl_dir / "filelist.f").read_text().splitlines() if ln]
@@ -149,7 +153,8 @@ def build(rtl_dir: Path, work: Path, trace: bool, fmt: str = "fst", top: str = "
         defines = "-DLEGO_TRACE" + (" -DLEGO_VCD" if fmt == "vcd" else "")
         flags[0:0] = ["--trace-fst" if fmt == "fst" else "--trace", "-CFLAGS", defines]
     makefile = f"V{top}.mk"
-    make = ["make", "-j", "2", "-f", makefile, "CFG_CXXFLAGS_PCH_I=-include"]
+    make = ["make", "-j", "2", "-f", makefile, "CFG_CXXFLAGS_PCH_I=-include",
+            *([] if optimize else ["OPT_FAST=-O0"])]
     binary = work / "obj_dir" / f"V{top}"
     key = objcache.model_key(verilator, [*flags, *make], testbench, files)
     if objcache.fetch_model(key, binary):

@@ -225,7 +225,9 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
             rdata = m.Wire(f"{n.name}_rdata", buf.bits)
             m.Assign(rdata(Mux(out_half, halves[1], halves[0])))
             out_rdata.append((lane, rdata))
-            dma_words.append((lane, Mux(dma_rhalf, halves[1], halves[0])))
+            word = m.Wire(f"{n.name}_dma_word", buf.bits)  # named: one row of 1024 lanes is one long line
+            m.Assign(word(Mux(dma_rhalf, halves[1], halves[0])))
+            dma_words.append((lane, word))
     if unused:  # Verilator's lint ignores signals named *unused*
         bits = m.Wire("unused_addr_bits", sum(w for _, w in unused))
         m.Assign(bits(Cat(*[s for s, _ in unused])))

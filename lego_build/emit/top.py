@@ -118,8 +118,12 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
         """``sig`` (an address generator's width) cut to ``buf``'s banks."""
         if buf.addr_bits == hm.addr_bits:
             return sig
-        unused.append((sig[buf.addr_bits:hm.addr_bits], hm.addr_bits - buf.addr_bits))
+        key = (getattr(sig, "name", id(sig)), buf.addr_bits)
+        if key not in seen:  # each signal's bits once: 1024 lanes share the DMA's and the host's address
+            seen.add(key)
+            unused.append((sig[buf.addr_bits:hm.addr_bits], hm.addr_bits - buf.addr_bits))
         return sig[0:buf.addr_bits]
+    seen: set = set()
     write_addr: dict = {}  # per input tensor: the DMA's or the host's write address
     for n in dag.nodes:
         if n.kind == "read":

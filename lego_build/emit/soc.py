@@ -422,7 +422,12 @@ def _issuer(c: _Ctx, name: str, walker_addr, run_beats):
     m.Assign(piece(_min(_min(rem, to4k), _i(MAX_BURST, rb))))
     alen = _wire(m, f"{name}_alen", rb, piece - _i(1, rb))
     c.unused.append((alen[8:rb], rb - 8))
-    pbytes = _wire(m, f"{name}_pbytes", ADDR, Cat(_i(0, ADDR - rb - shift), piece, *([_i(0, shift)] if shift else [])))
+    pad = ADDR - rb - shift  # the burst's bytes: its beats shifted by the bus width (a wide bus: no room left)
+    parts = ([_i(0, pad)] if pad > 0 else []) + [piece if pad >= 0 else piece[0:rb + pad]] + (
+        [_i(0, shift)] if shift else [])
+    if pad < 0:
+        c.unused.append((piece[rb + pad:rb], -pad))
+    pbytes = _wire(m, f"{name}_pbytes", ADDR, Cat(*parts))
     return first, addr_r, rem_r, addr, rem, piece, alen, pbytes
 
 
@@ -624,6 +629,8 @@ def _storer(c: _Ctx) -> None:
     head_off = _wire(m, "w_head_off", low, Mux(rq_rd, offq[1], offq[0]))
     if slot >= bb:
         c.unused.append((head_off, low))
+    elif clog2(bb) < low:  # a narrow row's byte lane within the beat: the low address bits only
+        c.unused.append((head_off[clog2(bb):low], low - clog2(bb)))
     ob = hm.out_bits
     ext = [Cat(Repeat(head[(i + 1) * ob - 1], wb * 8 - ob), head[i * ob:(i + 1) * ob]) if wb * 8 > ob
            else head[i * ob:(i + 1) * ob] for i in range(sm.lanes[t])]

@@ -431,6 +431,25 @@ def _issuer(c: _Ctx, name: str, walker_addr, run_beats):
     return first, addr_r, rem_r, addr, rem, piece, alen, pbytes
 
 
+def _address_channel(c: _Ctx, ch: str, may_issue, walk_last, step, start, restart, issue: tuple, size):
+    """AR or AW (``ch``): the current burst out while ``may_issue``; the walker steps when a
+    run's last burst is taken and restarts on ``restart``. Returns (handshake, run done)."""
+    m = c.m
+    addr, rem, piece, alen = issue
+    valid = m.Wire(f"{ch}_valid")
+    m.Assign(valid(may_issue))
+    hs = m.Wire(f"{ch}_hs")
+    m.Assign(hs(valid & c.mi[f"{ch}ready"]))
+    run_end = m.Wire(f"{ch}_run_end")
+    m.Assign(run_end(hs & (piece == rem)))
+    m.Assign(step(run_end & ~walk_last))
+    m.Assign(start(restart))
+    for name, value in (("valid", valid), ("addr", addr), ("len", alen[0:8]), ("size", size), ("burst", _i(1, 2)),
+                        ("id", _i(0, 1))):
+        m.Assign(c.mo[f"{ch}{name}"](value))
+    return hs, run_end
+
+
 def _loader(c: _Ctx) -> None:
     """The DMA read engine: every input tensor's rows of the tile, into the free input half."""
     m, hm, sm, r, w, core, mi, mo = c.m, c.hm, c.sm, c.regs, c.w, c.core, c.mi, c.mo
@@ -452,14 +471,8 @@ def _loader(c: _Ctx) -> None:
     first, addr_r, rem_r, addr, rem, piece, alen, pbytes = _issuer(c, "ar", ar_walk, run_beats)
     ob = clog2(sm.max_outstanding + 1)
     outstanding = m.Reg("ar_outstanding", ob)
-    arvalid = m.Wire("ar_valid")
-    m.Assign(arvalid(ar_on & ~ar_restart & (outstanding < _i(sm.max_outstanding, ob))))
-    ar_hs = m.Wire("ar_hs")
-    m.Assign(ar_hs(arvalid & mi["arready"]))
-    run_end = m.Wire("ar_run_end")
-    m.Assign(run_end(ar_hs & (piece == rem)))
-    m.Assign(ar_step(run_end & ~ar_walk_last))
-    m.Assign(ar_start(ar_restart))
+    ar_hs, run_end = _address_channel(c, "ar", ar_on & ~ar_restart & (outstanding < _i(sm.max_outstanding, ob)),
+                                      ar_walk_last, ar_step, ar_start, ar_restart, (addr, rem, piece, alen), size)
     r_hs = m.Wire("r_hs")
     m.Assign(r_hs(mi["rvalid"] & mo["rready"]))
     r_burst_end = r_hs & mi["rlast"]
@@ -476,12 +489,6 @@ def _loader(c: _Ctx) -> None:
                     If(ar_walk_last)(
                         If(ar_t == _i(nin - 1, tb))(ar_on(0)).Else(ar_t(ar_t + 1), ar_restart(1))))
                 .Else(first(0), addr_r(addr + pbytes), rem_r(rem - piece)))))
-    m.Assign(mo["arvalid"](arvalid))
-    m.Assign(mo["araddr"](addr))
-    m.Assign(mo["arlen"](alen[0:8]))
-    m.Assign(mo["arsize"](size))
-    m.Assign(mo["arburst"](_i(1, 2)))
-    m.Assign(mo["arid"](_i(0, 1)))
 
     # data channel: rows into the banks
     r_t, r_on, r_restart = m.Reg("r_t", tb), m.Reg("r_on"), m.Reg("r_restart")
@@ -585,20 +592,8 @@ def _storer(c: _Ctx) -> None:
     qd = 4
     q = [m.Reg(f"wlen_q{k}", 8) for k in range(qd)]
     q_wr, q_rd, q_n = m.Reg("wlen_wr", 2), m.Reg("wlen_rd", 2), m.Reg("wlen_n", 3)
-    awvalid = m.Wire("aw_valid")
-    m.Assign(awvalid(aw_on & ~aw_restart & (q_n < _i(qd, 3))))
-    aw_hs = m.Wire("aw_hs")
-    m.Assign(aw_hs(awvalid & mi["awready"]))
-    run_end = m.Wire("aw_run_end")
-    m.Assign(run_end(aw_hs & (piece == rem)))
-    m.Assign(aw_step(run_end & ~aw_walk_last))
-    m.Assign(aw_start(aw_restart))
-    m.Assign(mo["awvalid"](awvalid))
-    m.Assign(mo["awaddr"](addr))
-    m.Assign(mo["awlen"](alen[0:8]))
-    m.Assign(mo["awsize"](size))
-    m.Assign(mo["awburst"](_i(1, 2)))
-    m.Assign(mo["awid"](_i(0, 1)))
+    aw_hs, run_end = _address_channel(c, "aw", aw_on & ~aw_restart & (q_n < _i(qd, 3)), aw_walk_last, aw_step,
+                                      aw_start, aw_restart, (addr, rem, piece, alen), size)
 
     # rows out of the bank half (read latency 1) into a two-row queue
     rr_on, rr_restart, rr_pend = m.Reg("rr_on"), m.Reg("rr_restart"), m.Reg("rr_pend")

@@ -17,7 +17,7 @@ Blocks, each a function below, in one module so the generated Verilog reads top 
   responses come back in order; an error response or a foreign ID sets STATUS bit 2. A tensor's tile is
   a strided box of rows (:mod:`lego_build.ir.soc`); rows contiguous in DRAM (the innermost
   level the tensor depends on) go out as one INCR burst, split at 256 beats and 4 KB
-  boundaries; a row narrower than the bus is one narrow transfer. The loader writes one
+  boundaries; rows narrower than the bus are narrow beats, one row each. The loader writes one
   whole row (every lane of the tensor) per cycle into the array's banks; the storer
   reads one row per cycle from the output half being written back.
 
@@ -360,8 +360,10 @@ def _sequencer(c: _Ctx, state: dict) -> None:
 
 def _run(c: _Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list):
     """Per-tensor burst geometry of the tile being moved: the walker's last indices (the
-    contiguous run level folded into the burst when rows are at least a beat), the run's
-    length in beats, and AxSIZE."""
+    contiguous run level folded into the burst), the run's length in beats (a row of at
+    least a bus width is ``slot / bus`` full beats; a narrower row is one narrow beat, so a
+    run of narrow rows is one narrow INCR burst, AXI4 A3.4.1), AxSIZE, and the beat's bytes
+    as a shift (``log2`` of ``min(slot, bus)``)."""
     m, r, sm = c.m, c.regs, c.sm
     lv, cw, aw = c.hm.levels, c.hm.counter_bits, c.hm.addr_bits
     rows_last, runs_last, beats_shift, sizes = [], [], [], []
@@ -370,25 +372,17 @@ def _run(c: _Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list):
         dep = [r["bank"][t][l] != _i(0, aw) for l in range(lv)]
         inner = [r["row"][t][l] == _i(slot, ADDR) for l in range(lv)]  # rows contiguous in DRAM
         rows_last.append([Mux(dep[l], bounds[l], _i(0, cw)) for l in range(lv)])
-        if slot >= sm.bus_bytes:
-            runs_last.append([Mux(inner[l], _i(0, cw), rows_last[-1][l]) for l in range(lv)])
-            beats_shift.append(clog2(slot // sm.bus_bytes) if slot > sm.bus_bytes else 0)
-            sizes.append(clog2(sm.bus_bytes))
-        else:
-            runs_last.append(rows_last[-1])
-            beats_shift.append(None)
-            sizes.append(clog2(slot) if slot > 1 else 0)
+        runs_last.append([Mux(inner[l], _i(0, cw), rows_last[-1][l]) for l in range(lv)])
+        beats_shift.append(clog2(slot // sm.bus_bytes) if slot > sm.bus_bytes else 0)
+        sizes.append(min(slot, sm.bus_bytes).bit_length() - 1)  # log2 of a power of two (1 byte: 0)
     rows = [_pick(t_sel, t_bits, [x[l] for x in rows_last]) for l in range(lv)]
     runs = [m.Wire(f"{name}_runs_last{l}", cw) for l in range(lv)]
     for l in range(lv):
         m.Assign(runs[l](_pick(t_sel, t_bits, [x[l] for x in runs_last])))
-    # beats of one run: the rows of the run level times the beats per row (1 for narrow rows)
+    # beats of one run: the rows of the run level times the beats per row
     rb = cw + 9
     per_tensor = []
     for t, shift in zip(tensors, beats_shift):
-        if shift is None:
-            per_tensor.append(_i(1, rb))
-            continue
         run_rows = _i(0, cw)
         for l in range(lv):
             run_rows = Mux(r["row"][t][l] == _i(sm.slot_bytes[t], ADDR), bounds[l], run_rows)
@@ -398,14 +392,16 @@ def _run(c: _Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list):
     m.Assign(run_beats(_pick(t_sel, t_bits, per_tensor)))
     size = m.Wire(f"{name}_size", 3)
     m.Assign(size(_pick(t_sel, t_bits, [_i(z, 3) for z in sizes])))
-    return rows, runs, run_beats, size
+    return rows, runs, run_beats, size, (t_sel, t_bits, sizes)
 
 
-def _issuer(c: _Ctx, name: str, walker_addr, run_beats):
+def _issuer(c: _Ctx, name: str, walker_addr, run_beats, beat):
     """Address channel of one engine: the current run's next burst (split at 256 beats and
-    4 KB): its address, the beats left in the run, the burst's beats, AxLEN and bytes."""
-    m, sm = c.m, c.sm
+    4 KB): its address, the beats left in the run, the burst's beats, AxLEN and bytes.
+    ``beat`` is ``(t_sel, t_bits, shifts)``: the selected tensor's beat bytes as a shift."""
+    m = c.m
     rb = run_beats.width
+    t_sel, t_bits, shifts = beat
     first = m.Reg(f"{name}_first")
     addr_r = m.Reg(f"{name}_addr_r", ADDR)
     rem_r = m.Reg(f"{name}_rem_r", rb)
@@ -413,21 +409,25 @@ def _issuer(c: _Ctx, name: str, walker_addr, run_beats):
     rem = m.Wire(f"{name}_rem", rb)
     m.Assign(addr(Mux(first, walker_addr, addr_r)))
     m.Assign(rem(Mux(first, run_beats, rem_r)))
-    shift = clog2(sm.bus_bytes) if sm.bus_bytes > 1 else 0
-    to4k = m.Wire(f"{name}_to4k", rb)
     # beats to the next 4 KB boundary, counted from the beat that holds the address
-    room = _wire(m, f"{name}_room", 14 - shift, _i(4096 >> shift, 14 - shift) - Cat(_i(0, 2), addr[shift:12]))
-    m.Assign(to4k(Cat(_i(0, rb - (14 - shift)), room)))
+    to4k_t, bytes_t = [], []
+    for k, shift in enumerate(shifts):
+        room = _wire(m, f"{name}_room{k}", 14 - shift,
+                     _i(4096 >> shift, 14 - shift) - Cat(_i(0, 2), addr[shift:12]))
+        to4k_t.append(Cat(_i(0, rb - (14 - shift)), room))
+    to4k = _wire(m, f"{name}_to4k", rb, _pick(t_sel, t_bits, to4k_t))
     piece = m.Wire(f"{name}_piece", rb)
     m.Assign(piece(_min(_min(rem, to4k), _i(MAX_BURST, rb))))
     alen = _wire(m, f"{name}_alen", rb, piece - _i(1, rb))
     c.unused.append((alen[8:rb], rb - 8))
-    pad = ADDR - rb - shift  # the burst's bytes: its beats shifted by the bus width (a wide bus: no room left)
-    parts = ([_i(0, pad)] if pad > 0 else []) + [piece if pad >= 0 else piece[0:rb + pad]] + (
-        [_i(0, shift)] if shift else [])
-    if pad < 0:
-        c.unused.append((piece[rb + pad:rb], -pad))
-    pbytes = _wire(m, f"{name}_pbytes", ADDR, Cat(*parts))
+    for shift in shifts:  # the burst's bytes: its beats shifted by the beat's bytes (a wide bus: no room left)
+        pad = ADDR - rb - shift
+        parts = ([_i(0, pad)] if pad > 0 else []) + [piece if pad >= 0 else piece[0:rb + pad]] + (
+            [_i(0, shift)] if shift else [])
+        if pad < 0:
+            c.unused.append((piece[rb + pad:rb], -pad))
+        bytes_t.append(Cat(*parts))
+    pbytes = _wire(m, f"{name}_pbytes", ADDR, _pick(t_sel, t_bits, bytes_t))
     return first, addr_r, rem_r, addr, rem, piece, alen, pbytes
 
 
@@ -462,13 +462,13 @@ def _loader(c: _Ctx) -> None:
 
     # address channel
     ar_t, ar_on, ar_restart = m.Reg("ar_t", tb), m.Reg("ar_on"), m.Reg("ar_restart")
-    _, runs_last, run_beats, size = _run(c, "ar", ar_t, tb, tensors, bounds)
+    _, runs_last, run_beats, size, beat = _run(c, "ar", ar_t, tb, tensors, bounds)
     ar_step, ar_start = m.Wire("arw_step"), m.Wire("arw_start")
     _, (ar_walk,), ar_walk_last = walker(
         m, c.clk, "arw", runs_last, cw, [(ADDR, _pick(ar_t, tb, w["ld_bases"]), _pick_strides(r["row"], ar_t, tb,
                                                                                            tensors, lv))],
         ar_start, ar_step)
-    first, addr_r, rem_r, addr, rem, piece, alen, pbytes = _issuer(c, "ar", ar_walk, run_beats)
+    first, addr_r, rem_r, addr, rem, piece, alen, pbytes = _issuer(c, "ar", ar_walk, run_beats, beat)
     ob = clog2(sm.max_outstanding + 1)
     outstanding = m.Reg("ar_outstanding", ob)
     ar_hs, run_end = _address_channel(c, "ar", ar_on & ~ar_restart & (outstanding < _i(sm.max_outstanding, ob)),
@@ -581,14 +581,14 @@ def _storer(c: _Ctx) -> None:
     slot, wb = sm.slot_bytes[t], sm.word_bytes[t]
     one = _i(0, 1)
     bounds = w["st_bounds"]
-    rows_last, runs_last, run_beats, size = _run(c, "aw", one, 1, [t], bounds)
+    rows_last, runs_last, run_beats, size, beat = _run(c, "aw", one, 1, [t], bounds)
 
     # address channel: runs of the output tile's rows; burst lengths queue for WLAST
     aw_on, aw_restart = m.Reg("aw_on"), m.Reg("aw_restart")
     aw_step, aw_start = m.Wire("aww_step"), m.Wire("aww_start")
     _, (aw_walk,), aw_walk_last = walker(m, c.clk, "aww", runs_last, cw, [(ADDR, w["st_base"], r["row"][t])],
                                          aw_start, aw_step)
-    first, addr_r, rem_r, addr, rem, piece, alen, pbytes = _issuer(c, "aw", aw_walk, run_beats)
+    first, addr_r, rem_r, addr, rem, piece, alen, pbytes = _issuer(c, "aw", aw_walk, run_beats, beat)
     qd = 4
     q = [m.Reg(f"wlen_q{k}", 8) for k in range(qd)]
     q_wr, q_rd, q_n = m.Reg("wlen_wr", 2), m.Reg("wlen_rd", 2), m.Reg("wlen_n", 3)

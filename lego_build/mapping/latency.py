@@ -79,15 +79,19 @@ class MemSystem:
 
 
 def bursts(t: Traffic, bounds: tuple[int, ...], bus_bytes: int) -> tuple[int, int]:
-    """(bursts, beats) that move ``t``'s box of rows for a tile of ``bounds``."""
+    """(bursts, beats) that move ``t``'s box of rows for a tile of ``bounds``: a row is
+    ``slot / bus`` full beats or one narrow beat; a run of contiguous rows is one INCR
+    burst, split at 256 beats and at 4 KB (counted from the run's start: runs start at a
+    multiple of the row's power-of-two size, so the boundary falls between beats)."""
     rows = prod(b for b, d in zip(bounds, t.depends) if d)
-    if t.slot < bus_bytes or t.run_level is None:
-        per_row = max(1, t.slot // bus_bytes)
+    per_row = max(1, t.slot // bus_bytes)
+    if t.run_level is None:
         return rows, rows * per_row
     run = bounds[t.run_level]
-    beats = run * t.slot // bus_bytes
+    beats = run * per_row
     runs = rows // run
-    return runs * ceil(beats / MAX_BURST), runs * beats
+    longest = min(MAX_BURST, 4096 // min(t.slot, bus_bytes))
+    return runs * ceil(beats / longest), runs * beats
 
 
 def transfer(ms: MemSystem, n: int, beats: int) -> float:

@@ -139,8 +139,9 @@ class Mapspace:
                 seen = True
             elif seen:
                 name = self.h.levels[level].name
-                return (f"{name}: loop {d} inside a reduction loop; the FU accumulates in place, so the "
-                        "reduction loops are innermost")
+                where = ("the FU accumulates in place" if level == min(dict(self.rules.innermost)) else
+                         "an output tile accumulates on chip until its last reduction tile")
+                return f"{name}: loop {d} inside a reduction loop; {where}, so the reduction loops are innermost"
         return ""
 
     def schedule(self, spatial, tiles: dict[str, tuple[int, ...]], orders: dict[int, tuple[str, ...]]) -> Schedule:

@@ -70,8 +70,10 @@ def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, late
 
     The array's spatial unrolling is the dataflow's; the controller level (the
     innermost shared memory) keeps reduction loops innermost and the dataflow's fixed
-    loop order if it has one; the levels above it are tiles the host steps through,
-    each a controller run costing a start cycle and the pipeline ``latency``.
+    loop order if it has one; the levels above it are tiles the sequencer steps through,
+    each a controller run costing a start cycle and the pipeline ``latency``, with the
+    reduction loops innermost there too: an output tile accumulates in its bank half
+    until its last reduction tile (``lego_soc``), so partial sums never go to DRAM.
     """
     h = _hierarchy(kernel, adg, dataflow, arch)
     f = h.fanout
@@ -79,7 +81,7 @@ def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, late
     rules = Rules(
         spatial=tuple(tuple(axis) for axis in dataflow.axes) + ((),) * (2 - len(dataflow.axes)),
         order=((f, dataflow.loop_order),) if dataflow.loop_order else (),
-        innermost=((f, reduction),) if not arch.memory else (),
+        innermost=tuple((lv, reduction) for lv in range(f, len(h.levels))) if not arch.memory else (),
         unit=tuple(range(f)) if not arch.memory else (),
     )
     # partial sums live in the array's accumulators: cost them at arch.acc_bits

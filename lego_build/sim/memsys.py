@@ -99,7 +99,7 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
             regs += [(sm.row_stride_reg(ti, l), image[l] * slot),
                      (sm.tile_stride_reg(ti, l), image[l] * slot * g.full[l]), (sm.bank_stride_reg(ti, l), bank[l])]
         run = [l for l in range(hm.levels) if image[l] == 1]
-        traffic.append(Traffic(slot, tuple(b != 0 for b in bank), run[0] if run and slot >= sm.bus_bytes else None,
+        traffic.append(Traffic(slot, tuple(b != 0 for b in bank), run[0] if run else None,
                                ti == len(hm.tensors) - 1))
     amask = (1 << hm.addr_bits) - 1
     for ti, t in enumerate(hm.tensors):  # the array's own address generators: the same bank strides

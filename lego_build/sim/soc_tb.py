@@ -56,9 +56,9 @@ static uint8_t* at(uint64_t a) {
     return &mem[a];
 }
 
-static uint64_t beat_addr(const Burst& b) {  // INCR: the aligned word of beat `done`
+static uint64_t beat_addr(const Burst& b) {  // INCR (AXI4 A3.4.1): beat n at the size-aligned start + n * 2^size
     uint64_t step = 1ull << b.size;
-    return (b.addr & ~(uint64_t)(BUS - 1)) + (uint64_t)b.done * step;
+    return (b.addr & ~(step - 1)) + (uint64_t)b.done * step;
 }
 
 static void tick() {

@@ -48,6 +48,17 @@ def canonical(kernel: Kernel) -> Kernel:
                   b["kh"], b["kw"], 1, 0, 1, b["g"], bits, acc)
 
 
+def strided(kernel: Kernel, stride: int) -> Kernel:
+    """The canonical ``kernel`` with ``stride`` on both window axes (same loop bounds): what a
+    dataflow planned for strided layers derives its links from (``arch.dataflows.*.stride``)."""
+    if stride == 1 or kernel.name != "conv2d":
+        return kernel
+    b = {d.name: d.bound for d in kernel.dims}
+    bits, acc = kernel.inputs[0].bits, kernel.output.bits
+    return conv2d(b["n"], b["g"] * b["ic"], b["g"] * b["oc"], (b["oh"] - 1) * stride + b["kh"],
+                  (b["ow"] - 1) * stride + b["kw"], b["kh"], b["kw"], stride, 0, 1, b["g"], bits, acc)
+
+
 def reference_kernel(kernels, family: str) -> Kernel | None:
     """The kernel the array is generated from: the first layer that lowers to ``family``, canonical.
 

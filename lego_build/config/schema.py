@@ -304,12 +304,16 @@ class DataflowConf:
     the axis size). ``interstellar`` is the alternative spelling of seed 001 ch. 3
     (``"C|K"``, ``"FY|Y"``, ``"C|K4X4"``, ``"[c|k, x2|y2]"``). ``temporal`` fixes the loop
     nest (outer to inner) when the hardware supports only that one; a tiled dim has
-    inner levels ``dim:trips`` under its open outermost level.
+    inner levels ``dim:trips`` under its open outermost level. ``stride`` (conv2d only) is
+    the convolution stride the dataflow's links are planned for: a strided window reuses
+    an input ``stride`` FUs away (e.g. Eyeriss's diagonal becomes ``(2, -1)``), so a
+    second dataflow with ``stride: 2`` gives stride-2 layers links of their own.
     """
 
     spatial: List[str] = field(default_factory=list)
     interstellar: str = ""
     temporal: List[str] = field(default_factory=list)
+    stride: int = 1
 
 
 @dataclass

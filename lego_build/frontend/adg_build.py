@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from math import gcd
 
+from lego_build.analysis.lowering import strided
 from lego_build.errors import ConfigError
 from lego_build.frontend.dataflow import arch_dataflows
 from lego_build.frontend.links import candidate_links
@@ -23,7 +24,7 @@ def build_adg(kernel: Kernel, arch) -> ADG:
     for tensor in kernel.tensors:
         per_df, solutions = [], {}
         for df in dataflows:
-            links, sols = candidate_links(kernel, df, tensor.name, arch.d_s, arch.d_t)
+            links, sols = candidate_links(strided(kernel, df.stride), df, tensor.name, df.reach(arch.d_s), arch.d_t)
             per_df.append((df.name, links))
             for s in sols:
                 solutions.setdefault((s.ds, s.t), s.w)

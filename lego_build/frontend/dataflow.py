@@ -127,7 +127,12 @@ def parse_dataflow(name: str, conf, arch) -> Dataflow:
             if levels.count(0) != 1 or levels[0] != 0:
                 raise ConfigError(f"{where}.temporal: dim {dim!r} needs exactly one loop without a trip count, "
                                   "its outermost; inner levels read dim:trips (else M_T->I is not bijective)")
-    return Dataflow(name, family, dims, axes, temporal, tuple(arch.control_flow))
+    stride = conf.stride
+    if not isinstance(stride, int) or stride < 1:
+        raise ConfigError(f"{where}.stride={stride}: give a positive integer (the conv stride the links are for)")
+    if stride != 1 and family != "conv2d":
+        raise ConfigError(f"{where}.stride={stride}: only a conv2d array has strided windows; remove it")
+    return Dataflow(name, family, dims, axes, temporal, tuple(arch.control_flow), stride)
 
 
 def arch_dataflows(arch) -> tuple[Dataflow, ...]:

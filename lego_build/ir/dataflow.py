@@ -27,6 +27,12 @@ class Dataflow:
     axes: tuple[tuple[tuple[str, int], ...], ...]  # per physical axis: (dim, extent), outer to inner
     temporal: tuple[tuple[str, int], ...] = ()  # (dim, trips), outer to inner; trips 0 = the rest
     control_flow: tuple[int, ...] = ()
+    stride: int = 1  # the conv stride its links are planned for (conv2d)
+
+    def reach(self, d_s: int) -> int:
+        """How far (FUs per axis) a link may reach: ``d_s`` of seed 004 eq. 4.1, times the
+        stride, since a strided window's reuse vector is ``stride`` FUs long."""
+        return d_s * self.stride
 
     @property
     def shape(self) -> tuple[int, ...]:

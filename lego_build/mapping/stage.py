@@ -43,7 +43,7 @@ def link_conflict(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> str:
         if not used:
             continue
         own = {(lk.src, lk.dst, lk.kind) for lk in
-               candidate_links(kernel, dataflow, net.tensor, arch.d_s, arch.d_t, with_delay=False)[0]}
+               candidate_links(kernel, dataflow, net.tensor, dataflow.reach(arch.d_s), arch.d_t, with_delay=False)[0]}
         for lk in used:
             if (lk.src, lk.dst, lk.kind) not in own:
                 ds = tuple(b - a for a, b in zip(lk.src, lk.dst))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import json
 import os
 import shutil
 import signal
@@ -180,7 +181,8 @@ class TestRayLauncher:
             # the launcher is under test, not the stages (the joblib acceptance sweep builds these designs):
             # every job stops after the mapper
             args = ["--task", "map", "-m", "arch=eyeriss,nvdla", "workload=resnet18,mobilenetv2", "hydra/launcher=ray",
-                    f"+hydra.launcher.ray.init.address=127.0.0.1:{port}", "+hydra.launcher.ray.init.object_store_memory=null"]
+                    f"+hydra.launcher.ray.init.address=127.0.0.1:{port}",
+                    "+hydra.launcher.ray.init.object_store_memory=null"]
             exe = shutil.which("lego-build")
             proc = subprocess.run([exe, *args], cwd=project, capture_output=True, text=True, env=env, timeout=900)
             assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -192,6 +194,17 @@ class TestRayLauncher:
             assert sorted(p.name for p in project.iterdir()) == ["out"]
             assert list(head_cwd.iterdir()) == []  # nothing relative to the head's working directory
             assert snapshot(repo_root / "out") == checkout_out
+            # issue 18: a whole network's layers as Ray tasks on the same head, every output compared
+            design = tmp_path / "lenet"
+            script = ("import sys; from lego_build import compose, run_all; "
+                      "run_all(compose(sys.argv[2:]), sys.argv[1])")
+            proc = subprocess.run([sys.executable, "-c", script, str(design), "workload=lenet", "target.scope=network",
+                                   f"target.ray_address=127.0.0.1:{port}"], capture_output=True, text=True, env=env,
+                                  timeout=600)
+            assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+            result = json.loads((design / "sim" / "result.json").read_text())
+            assert result["network"]["runner"] == "ray" and result["status"] == "pass"
+            assert len(result["layers"]) == 5 and all(r["mismatches"] == 0 for r in result["layers"])
         finally:
             os.killpg(head.pid, signal.SIGTERM)  # this head and the processes it started, no other Ray
             try:

@@ -8,6 +8,7 @@ naming the key; they run when the composed config is turned into objects.
 """
 from __future__ import annotations
 
+import importlib.util
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -453,7 +454,9 @@ class TargetConf:
     (lego_build.sim.golden: ``random`` seeded by ``seed``; the extremes ``min``, ``max``,
     ``mixed``, ``alternating``; ``file``: the arrays of the ``.npz`` file ``data_file``).
     ``scope``: :data:`SCOPES`; whole layers run through the memory system with the first
-    data set of ``data`` and every output element compared, ``jobs`` of them at once.
+    data set of ``data`` and every output element compared, ``jobs`` of them at once, or as
+    Ray tasks on ``ray_address`` (``local`` starts one; workers need the design directory on
+    a shared file system, since each runs the design's one Verilator build).
     ``max_memory_gb`` / ``max_minutes``: the estimated peak memory and time of a build
     (lego_build.flow.budget) above which it stops before any work unless ``confirm=true``
     (0: the machine's available memory / no time limit).
@@ -471,6 +474,7 @@ class TargetConf:
     tile_steps: int = 20_000
     scope: str = "tiles"
     jobs: int = 1  # whole layers simulated at once (processes, joblib); 0: one per core
+    ray_address: str = ""  # whole layers as Ray tasks: "local" (a Ray of its own), "host:port" or "auto"
     max_memory_gb: float = 0.0
     max_minutes: float = 30.0
     confirm: bool = False
@@ -480,6 +484,9 @@ class TargetConf:
         _choice("target", "scope", self.scope, SCOPES)
         if self.jobs < 0:
             raise ConfigError(f"target.jobs={self.jobs}: must be >= 0 (0: one process per core)")
+        if self.ray_address and importlib.util.find_spec("ray") is None:
+            raise ConfigError(f"target.ray_address={self.ray_address}: Ray is not installed; install the extra "
+                              "(pip install -e '.[ray]') or unset it to run layers with joblib")
         if not self.data:
             raise ConfigError("target.data=[]: give at least one test-data set, e.g. target.data=[random]")
         for pattern in self.data:

@@ -17,7 +17,8 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
 * ``start`` (one-cycle pulse, accepted when idle), ``busy``, ``done`` (high from
   the end of a run until the next start).
 * The memory system's side (``lego_soc``, :mod:`lego_build.emit.soc`): every bank has two
-  ping-pong halves. The array reads input half ``in_half`` and writes output half
+  ping-pong halves. The array reads input tensor ``t``'s half ``in_half[t]`` (a tensor
+  the next tile does not change stays in its half, not loaded again) and writes output half
   ``out_half``; with ``acc`` high an output word adds to what the half holds (one cycle of
   read-modify-write, counted in ``drain``). ``dma_we, dma_half, dma_tensor, dma_addr,
   dma_row`` write a whole row (every lane of an input tensor, ``operand_bits`` each) into

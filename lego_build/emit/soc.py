@@ -58,6 +58,11 @@ def _pick(sel, width: int, options: list):
     return out
 
 
+def _bit(sig, k: int, n: int):
+    """Bit ``k`` of an ``n``-bit signal (a one-bit signal has no bit range)."""
+    return sig[k] if n > 1 else sig
+
+
 def _min(a, b):
     return Mux(a < b, a, b)
 
@@ -157,7 +162,8 @@ def mk_soc(hm: HostMap, sm: SocMap) -> Module:
     }
     core = {n: m.Wire(f"core_{n}", w) for n, w in (
         ("cfg_we", 1), ("cfg_addr", hm.cfg_addr_bits), ("cfg_wdata", cw), ("start", 1), ("busy", 1), ("done", 1),
-        ("in_half", 1), ("out_half", 1), ("acc", 1), ("dma_we", 1), ("dma_half", 1), ("dma_tensor", hm.tensor_bits),
+        ("in_half", len(hm.input_tensors)), ("out_half", 1), ("acc", 1), ("dma_we", 1), ("dma_half", 1),
+        ("dma_tensor", hm.tensor_bits),
         ("dma_addr", aw), ("dma_row", hm.in_row_bits), ("dma_raddr", aw), ("dma_rhalf", 1), ("dma_ren", 1),
         ("dma_rrow", hm.out_row_bits), ("rd_data", hm.out_bits))}
     tied = [("host_we", _i(0, 1)), ("host_tensor", _i(0, hm.tensor_bits)), ("host_lane", _i(0, hm.lane_bits)),
@@ -167,7 +173,7 @@ def mk_soc(hm: HostMap, sm: SocMap) -> Module:
     wires = {n: m.Wire(n, w) for n, w in (
         ("go", 1), ("finish", 1), ("err", 1), ("host_cfg_we", 1), ("host_cfg_addr", hm.cfg_addr_bits),
         ("host_cfg_wdata", cw), ("ld_start", 1), ("ld_done", 1), ("st_start", 1), ("st_done", 1),
-        ("rd_beat", 1), ("wr_beat", 1))}
+        ("rd_beat", 1), ("wr_beat", 1), ("ld_mask", len(hm.input_tensors)), ("ld_tgt", len(hm.input_tensors)))}
     c = _Ctx(m, hm, sm, clk, rst, regs, core, mi, mo, wires, [(core["rd_data"], hm.out_bits)])
     state = _registers(c, s_in, s_out, irq)
     _sequencer(c, state)
@@ -282,6 +288,20 @@ def _sequencer(c: _Ctx, state: dict) -> None:
     ends_out = m.Wire("cp_ends_out")
     m.Assign(ends_out(_ands([(cp_idx[l] == r["tiles"][l]) | outer[l] for l in range(lv)])))
 
+    # the input tensors the load walker's tile changes: at a step, a level moves when every
+    # level inside it wraps and it has more than one tile; a tensor none of whose levels moves
+    # keeps its bank half (its own ping-pong pointer) and is not loaded again
+    dep = [[r["bank"][t][l] != _i(0, hm.addr_bits) for l in range(lv)] for t in range(nin)]
+    wraps = [ld_idx[l] == r["tiles"][l] for l in range(lv)]
+    moves = [_ands([wraps[k] for k in range(l + 1, lv)] + [r["tiles"][l] != _i(0, cw)]) for l in range(lv)]
+    changes = [_ors([moves[l] & dep[t][l] for l in range(lv)]) for t in range(nin)]
+    chg_next = _wire(m, "ld_chg_next", nin, Cat(*reversed(changes)))
+    ld_chg, last_half = m.Reg("ld_chg", nin), m.Reg("ld_last_half", nin)
+    ld_mask, ld_tgt = m.Reg("ld_mask_r", nin), m.Reg("ld_tgt_r", nin)
+    slot_half = [m.Reg(f"slot_half{h}", nin) for h in (0, 1)]
+    tgt = _wire(m, "ld_tgt_next", nin, last_half ^ ld_chg)
+    every = _i((1 << nin) - 1, nin)
+
     in_full = [m.Reg(f"in_full{h}") for h in (0, 1)]
     out_busy = [m.Reg(f"out_busy{h}") for h in (0, 1)]
     ld_on, ld_half, ld_all = m.Reg("ld_on"), m.Reg("ld_half"), m.Reg("ld_all")
@@ -322,7 +342,7 @@ def _sequencer(c: _Ctx, state: dict) -> None:
         ld_go(0), st_go(0),
         If(c.rst | w["go"])(
             *[f(0) for f in (*in_full, *out_busy, ld_on, ld_half, ld_all, cp_half, out_cur, cp_all, st_on, st_half,
-                             st_pending)], cp_state(0),
+                             st_pending, last_half, *slot_half)], cp_state(0), ld_chg(every),
             *[ctr(0) for ctr in counters.values()])
         .Else(
             *half_flags,
@@ -334,8 +354,10 @@ def _sequencer(c: _Ctx, state: dict) -> None:
             If(w["rd_beat"])(counters["rd_beats"](counters["rd_beats"] + 1)),
             If(w["wr_beat"])(counters["wr_beats"](counters["wr_beats"] + 1)),
             # loads: the next tile into the free input half
-            If(ld_can)(ld_on(1), ld_go(1)),
+            If(ld_can)(ld_on(1), ld_go(1), ld_mask(ld_chg), ld_tgt(tgt), last_half(tgt),
+                       If(ld_half)(slot_half[1](tgt)).Else(slot_half[0](tgt))),
             If(w["ld_done"])(ld_on(0), ld_half(~ld_half), If(ld_last)(ld_all(1))),
+            If(ld_next)(ld_chg(chg_next)),
             # compute: program the bounds, start, wait
             If(cp_can)(cp_state(1), prog(0), cp_acc(acc_now), cp_ends(ends_out)),
             If(cp_state == _i(1, 2))(prog(prog + 1), If(prog == _i(lv - 1, hm.cfg_addr_bits))(cp_state(2))),
@@ -352,7 +374,9 @@ def _sequencer(c: _Ctx, state: dict) -> None:
     m.Assign(core["cfg_addr"](Mux(programming, prog, w["host_cfg_addr"])))
     m.Assign(core["cfg_wdata"](Mux(programming, _pick(prog, hm.cfg_addr_bits, cp_b), w["host_cfg_wdata"])))
     m.Assign(core["start"](cp_state == _i(2, 2)))
-    m.Assign(core["in_half"](cp_half))
+    m.Assign(core["in_half"](Mux(cp_half, slot_half[1], slot_half[0])))
+    m.Assign(w["ld_mask"](ld_mask))
+    m.Assign(w["ld_tgt"](ld_tgt))
     m.Assign(core["out_half"](out_cur))
     m.Assign(core["acc"](cp_acc))
     c.w["ld_half"], c.w["st_half"] = ld_half, st_half
@@ -460,8 +484,30 @@ def _loader(c: _Ctx) -> None:
     tensors = list(range(nin))
     bounds = w["ld_bounds"]
 
+    # the tensors of this load (w["ld_mask"]): the first, and the one after each
+    mask = w["ld_mask"]
+    bits = [_bit(mask, t, nin) for t in range(nin)]
+    any_ = _wire(m, "ld_any", 1, _ors(bits))
+    first_t = _i(nin - 1, tb)
+    for t in reversed(range(nin - 1)):
+        first_t = Mux(bits[t], _i(t, tb), first_t)
+    first_t = _wire(m, "ld_first_t", tb, first_t)
+
+    def after(name: str, t_sel):
+        """(another masked tensor follows ``t_sel``, its index)."""
+        has, idx = [], []
+        for t in range(nin):
+            later = list(range(t + 1, nin))
+            has.append(_ors([bits[u] for u in later]) if later else _i(0, 1))
+            nxt = _i(nin - 1, tb)
+            for u in reversed(later[:-1]):
+                nxt = Mux(bits[u], _i(u, tb), nxt)
+            idx.append(nxt)
+        return _wire(m, f"{name}_more", 1, _pick(t_sel, tb, has)), _wire(m, f"{name}_next_t", tb, _pick(t_sel, tb, idx))
+
     # address channel
     ar_t, ar_on, ar_restart = m.Reg("ar_t", tb), m.Reg("ar_on"), m.Reg("ar_restart")
+    ar_more, ar_next_t = after("ar", ar_t)
     _, runs_last, run_beats, size, beat = _run(c, "ar", ar_t, tb, tensors, bounds)
     ar_step, ar_start = m.Wire("arw_step"), m.Wire("arw_start")
     _, (ar_walk,), ar_walk_last = walker(
@@ -481,17 +527,18 @@ def _loader(c: _Ctx) -> None:
         .Else(
             If(ar_hs & ~r_burst_end)(outstanding(outstanding + 1)),
             If(~ar_hs & r_burst_end)(outstanding(outstanding - 1)),
-            If(w["ld_start"])(ar_on(1), ar_t(0), ar_restart(1), first(1)),
+            If(w["ld_start"])(ar_on(any_), ar_t(first_t), ar_restart(any_), first(1)),
             If(ar_restart)(ar_restart(0)),
             If(ar_hs)(
                 If(run_end)(
                     first(1),
                     If(ar_walk_last)(
-                        If(ar_t == _i(nin - 1, tb))(ar_on(0)).Else(ar_t(ar_t + 1), ar_restart(1))))
+                        If(~ar_more)(ar_on(0)).Else(ar_t(ar_next_t), ar_restart(1))))
                 .Else(first(0), addr_r(addr + pbytes), rem_r(rem - piece)))))
 
     # data channel: rows into the banks
     r_t, r_on, r_restart = m.Reg("r_t", tb), m.Reg("r_on"), m.Reg("r_restart")
+    r_more, r_next_t = after("r", r_t)
     r_step, r_start = m.Wire("rw_step"), m.Wire("rw_start")
     low = 12
     _, (bank_addr, dram_low), r_walk_last = walker(
@@ -529,19 +576,19 @@ def _loader(c: _Ctx) -> None:
         dma_we(0), done(0),
         If(c.rst)(r_on(0), r_restart(0), r_beat(0))
         .Else(
-            If(w["ld_start"])(r_on(1), r_t(0), r_restart(1), r_beat(0)),
+            If(w["ld_start"])(r_on(any_), r_t(first_t), r_restart(any_), r_beat(0), If(~any_)(done(1))),
             If(r_restart)(r_restart(0)),
             If(r_hs)(
                 *[If(r_beat == _i(k, bi))(slots[k](mi["rdata"])) for k in range(len(slots))],
                 If(row_end)(
                     r_beat(0), dma_we(1), dma_addr(bank_addr), dma_tensor(r_t[0:hm.tensor_bits]),
                     dma_row(_pick(r_t, tb, rows_t)),
-                    If(r_walk_last)(If(r_t == _i(nin - 1, tb))(r_on(0), done(1)).Else(r_t(r_t + 1), r_restart(1))))
+                    If(r_walk_last)(If(~r_more)(r_on(0), done(1)).Else(r_t(r_next_t), r_restart(1))))
                 .Else(r_beat(r_beat + 1)))))
     m.Assign(w["rd_beat"](r_hs))
     m.Assign(w["ld_done"](done))
     m.Assign(core["dma_we"](dma_we))
-    m.Assign(core["dma_half"](w["ld_half"]))
+    m.Assign(core["dma_half"](_pick(dma_tensor, hm.tensor_bits, [_bit(w["ld_tgt"], t, nin) for t in range(nin)])))
     m.Assign(core["dma_tensor"](dma_tensor))
     m.Assign(core["dma_addr"](dma_addr))
     m.Assign(core["dma_row"](dma_row))

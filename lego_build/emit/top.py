@@ -38,7 +38,8 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
     rd_addr = m.Input("rd_addr", hm.addr_bits)
     rd_data = m.Output("rd_data", hm.out_bits)
     # the memory system's side (lego_build.emit.soc): ping-pong halves, whole rows per cycle
-    in_half = m.Input("in_half")
+    nin = len(hm.input_tensors)
+    in_half = m.Input("in_half", nin)  # per input tensor: a tensor the next tile does not change keeps its half
     out_half = m.Input("out_half")
     acc = m.Input("acc")
     dma_we = m.Input("dma_we")
@@ -137,8 +138,9 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
                 write_addr[buf.tensor] = m.Wire(f"bank_waddr_{buf.tensor}", hm.addr_bits)
                 m.Assign(write_addr[buf.tensor](Mux(dma_we, dma_addr, host_addr)))
             halves = []
-            for h in (0, 1):  # ping-pong: the array reads half in_half while the DMA fills the other
-                mine = in_half if h else ~in_half
+            ih = in_half[in_index[buf.tensor]] if nin > 1 else in_half
+            for h in (0, 1):  # ping-pong: the array reads its half of the tensor while the DMA fills the other
+                mine = ih if h else ~ih
                 dma_mine = dma_half if h else ~dma_half
                 rdata = m.Wire(f"{n.name}_rdata{h}", buf.bits)
                 halves.append(rdata)
@@ -147,7 +149,7 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
                     ("waddr", bank_addr(write_addr[buf.tensor], buf)), ("wdata", Mux(dma_we, word, host_wdata)),
                     ("raddr", bank_addr(inp[(n.name, "addr")], buf)), ("rdata", rdata),
                 ])
-            m.Assign(signal[(n.name, "data")](Mux(in_half, halves[1], halves[0])))
+            m.Assign(signal[(n.name, "data")](Mux(ih, halves[1], halves[0])))
         elif n.kind == "pin":
             m.Assign(signal[(n.name, "out")](inp[(n.name, "in")]))
         elif n.kind == "delay":

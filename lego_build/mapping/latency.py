@@ -9,6 +9,8 @@ end of an output tile, *stored*. Double buffering (seed 001's double-buffered le
 ping-pong halves of :mod:`lego_build.emit.soc`) overlaps them under three rules:
 
 * load ``j`` may start when load ``j-1`` is done and compute ``j-2`` has freed its half;
+  it moves only the input tensors whose tile differs from tile ``j-1``'s (a tensor that
+  none of the moving levels indexes stays in its half: weights across output tiles);
 * compute ``j`` starts when load ``j`` is done, compute ``j-1`` is done and, for the first
   tile of output tile ``o``, store ``o-2`` has freed its half;
 * store ``o`` starts when its last compute and store ``o-1`` are done.
@@ -118,12 +120,16 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
     out = next(t for t in tensors if t.output)
     inputs = [t for t in tensors if not t.output]
     reduction = tuple(not d for d in out.depends)
+    prev = None
     for j, idx in enumerate(np.ndindex(*grid.tiles)):
         b = grid.bounds(idx)
         n = beats = 0
+        moved = [prev is None or i != p for i, p in zip(idx, prev or idx)]
+        prev = idx
         for t in inputs:
-            bn, bb = bursts(t, b, ms.bus_bytes)
-            n, beats = n + bn, beats + bb
+            if any(mv and d for mv, d in zip(moved, t.depends)):  # else its tile stays in its half
+                bn, bb = bursts(t, b, ms.bus_bytes)
+                n, beats = n + bn, beats + bb
         total_beats += beats
         load = transfer(ms, n, beats)
         load_total += load

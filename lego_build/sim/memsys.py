@@ -179,6 +179,6 @@ def run_layers(binary: Path, hm: HostMap, sm: SocMap, runs: list[LayerRun], band
                             "last_tile_trips": list(r.grid.rem), **check(sm, hm, r, work), **counters,
                             "bytes_read": counters["rd_beats"] * sm.bus_bytes,
                             "bytes_written": counters["wr_beats"] * sm.bus_bytes,
-                            "cycles_predicted": model["cycles"],
+                            "cycles_predicted": model["cycles"], "beats_predicted": model["beats"],
                             "error": round((model["cycles"] - measured) / measured, 4) if measured else None})
         return results

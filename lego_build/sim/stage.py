@@ -353,6 +353,23 @@ def _layer_job(job) -> dict:
             "cycles_mapper": entry["cycles"], "utilization": round(entry["macs"] / (res["cycles"] * fus), 4)}
 
 
+def _on_ray(jobs: list, address: str):
+    """The layers as Ray tasks (``target.ray_address``), results in layer order."""
+    import ray
+
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
+    try:
+        task = ray.remote(_layer_job)
+        for ref in [task.remote(j) for j in jobs]:
+            yield ray.get(ref)
+    finally:
+        if started:
+            ray.shutdown()
+
+
 def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     """Whole layers through the memory system (``lego_soc``) on one Verilator build: every
     output element against the exact golden model, measured cycles against the latency model
@@ -375,7 +392,9 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
              cfg.arch.rows * cfg.arch.cols) for i, (entry, kernel) in enumerate(chosen)]
     rows = []
     try:
-        if cfg.target.jobs == 1 or len(jobs) == 1:
+        if cfg.target.ray_address:
+            results = _on_ray(jobs, cfg.target.ray_address)
+        elif cfg.target.jobs == 1 or len(jobs) == 1:
             results = map(_layer_job, jobs)
         else:  # each layer's simulation depends only on its inputs: one process of the binary each
             results = Parallel(n_jobs=cfg.target.jobs or -1, return_as="generator")(
@@ -392,7 +411,8 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
                "error": round((predicted - measured) / measured, 4) if measured else None,
                "max_layer_error": max((abs(r["error"]) for r in rows if r["error"] is not None), default=None),
                "macs": sum(r["macs"] for r in rows),
-               "load_wait": sum(r["load_wait"] for r in rows), "store_wait": sum(r["store_wait"] for r in rows)}
+               "load_wait": sum(r["load_wait"] for r in rows), "store_wait": sum(r["store_wait"] for r in rows),
+               "runner": "ray" if cfg.target.ray_address else "serial" if cfg.target.jobs == 1 else "joblib"}
     return {
         "seed": cfg.target.seed, "data": [data.pattern], "overflow": "wrap" if adg.acc_wraps else "error",
         "scope": cfg.target.scope,

@@ -20,13 +20,23 @@ class Status:
     reason: str = ""
 
 
-def controller_mapping(kernel: Kernel, spatial: tuple[tuple[str, int], ...], order: tuple[str, ...]) -> Mapping:
-    """The controller's nest: the moving loops in ``order``, one-trip output loops outside, reduction inside."""
+def controller_mapping(kernel: Kernel, spatial: tuple[tuple[str, int], ...], order: tuple[str, ...],
+                       outer_order: tuple[str, ...] = ()) -> Mapping:
+    """The controller's nest: the moving loops in ``order``, one-trip output loops outside, reduction inside.
+
+    The other moving loops (those that move only above the controller level) go outside in
+    ``outer_order`` (the upper levels' order, outermost first): the sequencer walks the
+    tile grid in this nest's order, so the tiles follow the mapper's order and keep the
+    reuse it counted (e.g. weights staying in their half across the inner output tiles).
+    A dim that moves at the controller level too keeps its place in ``order`` (the nest
+    is one for the tile and the grid), so there the walk can differ from the upper order."""
     loops = tiled_loops(kernel, spatial)
     reduction = {kernel.dims[d].name for d in kernel.reduction_dims}
     names = [d.name for d in kernel.dims]
     moving = [d for d in order if loops[d].bound > 1]
-    rest = [d for d in names if loops[d].bound > 1 and d not in moving]
+    rank = {d: i for i, d in enumerate(dict.fromkeys(outer_order))}
+    rest = sorted((d for d in names if loops[d].bound > 1 and d not in moving),
+                  key=lambda d: (rank.get(d, len(rank)), names.index(d)))
     moving = [d for d in rest if d not in reduction] + moving + [d for d in rest if d in reduction]
     outer = [d for d in names if loops[d].bound == 1 and d not in reduction]
     inner = [d for d in names if loops[d].bound == 1 and d in reduction]

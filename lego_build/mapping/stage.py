@@ -102,7 +102,8 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
         return {"status": "unmappable", "reason": unmappable_reason(search)}
     schedule, ev = best
     f = space.h.fanout
-    mapping = controller_mapping(kernel, dataflow.virtual, schedule.orders[f])
+    above = tuple(d for level in reversed(schedule.orders[f + 1:]) for d in level)  # outermost level first
+    mapping = controller_mapping(kernel, dataflow.virtual, schedule.orders[f], above)
     inside = range(space.m.t_pos[f], len(space.m.pos))  # the controller level's block: one tile
     tile = {d: min(space.bound[d], prod(t.factors[j][0] for j in inside)) for d, t in ev.tilings}
     return {

@@ -80,6 +80,19 @@ def test_a_tensor_the_next_tile_does_not_change_stays_in_its_half(tmp_path):
     assert layer["rd_beats"] + layer["wr_beats"] == layer["beats_predicted"]
 
 
+def test_a_remainder_output_tile_finishing_during_a_store_does_not_change_that_store(tmp_path):
+    """A depthwise conv as the 16x16 GEMM array runs it (16 groups as the batch, k=9, n=1):
+    two output tiles of 29 and 28 rows per group; the second finishes while the first is
+    still being written back (16-beat weight rows, 4-beat output rows), and its remainder
+    bounds used to reach the running store's walkers, which then hung the W channel."""
+    run_all(compose(["arch=gemmini_like", "workload=gemm", "workload.batch=16", "workload.M=57", "workload.N=1",
+                     "workload.K=9", "target.scope=layers", "target.max_cycles=200000"]), tmp_path)
+    (layer,) = read_artifact(tmp_path, "sim/result.json").layers
+    assert layer["tiles"] == 2 and layer["last_tile_trips"] != layer["tile_trips"]
+    assert layer["mismatches"] == 0 and layer["outputs"] == 16 * 57
+    assert layer["rd_beats"] + layer["wr_beats"] == layer["beats_predicted"]
+
+
 def test_network_scope_runs_every_lenet_layer_and_the_model_holds(tmp_path):
     """LeNet whole on the default 4x4 array, two layers at a time (joblib): every layer of the
     network in order, every output compared; the latency model within 5 % on the network and

@@ -312,6 +312,11 @@ def _sequencer(c: _Ctx, state: dict) -> None:
     prog = m.Reg("prog", hm.cfg_addr_bits)
     st_on, st_half, st_pending = m.Reg("st_on"), m.Reg("st_half"), m.Reg("st_pending")
     st_go = m.Reg("st_go")
+    # the output tile waiting for its store (written when its last compute ends) and the one
+    # being stored (copied at the store's start): the store walks its bounds for its whole
+    # length, while the next output tile may finish with other (remainder) bounds
+    pend_base = m.Reg("st_pend_base", ADDR)
+    pend_b = [m.Reg(f"st_pend_bound{l}", cw) for l in range(lv)]
     st_base = m.Reg("st_base", ADDR)
     st_b = [m.Reg(f"st_bound{l}", cw) for l in range(lv)]
     c.w["st_base"], c.w["st_bounds"] = st_base, st_b
@@ -364,9 +369,10 @@ def _sequencer(c: _Ctx, state: dict) -> None:
             If(cp_state == _i(2, 2))(cp_state(3)),
             If(cp_end)(
                 cp_state(0), cp_half(~cp_half), If(cp_last)(cp_all(1)),
-                If(cp_ends)(st_pending(1), out_cur(~out_cur), st_base(cp_base), *[b(x) for b, x in zip(st_b, cp_b)])),
+                If(cp_ends)(st_pending(1), out_cur(~out_cur), pend_base(cp_base),
+                            *[b(x) for b, x in zip(pend_b, cp_b)])),
             # stores: the finished output half back to memory
-            If(st_can)(st_on(1), st_go(1), st_pending(0)),
+            If(st_can)(st_on(1), st_go(1), st_pending(0), st_base(pend_base), *[b(x) for b, x in zip(st_b, pend_b)]),
             If(w["st_done"])(st_on(0), st_half(~st_half)),
         ))
     programming = cp_state == _i(1, 2)

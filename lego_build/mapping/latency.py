@@ -83,8 +83,9 @@ class MemSystem:
 def bursts(t: Traffic, bounds: tuple[int, ...], bus_bytes: int) -> tuple[int, int]:
     """(bursts, beats) that move ``t``'s box of rows for a tile of ``bounds``: a row is
     ``slot / bus`` full beats or one narrow beat; a run of contiguous rows is one INCR
-    burst, split at 256 beats and at 4 KB (counted from the run's start: runs start at a
-    multiple of the row's power-of-two size, so the boundary falls between beats)."""
+    burst, split at 256 beats and at 4 KB. The model counts the 4 KB from the run's start;
+    the DMA splits at the address's own boundary, so a run may take one burst more there
+    (the beats are the same: runs start at a multiple of the row's power-of-two size)."""
     rows = prod(b for b, d in zip(bounds, t.depends) if d)
     per_row = max(1, t.slot // bus_bytes)
     if t.run_level is None:

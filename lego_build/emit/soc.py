@@ -63,6 +63,19 @@ def _bit(sig, k: int, n: int):
     return sig[k] if n > 1 else sig
 
 
+def _deps(c, t: int) -> list:
+    """Per level, whether tensor ``t``'s rows move along it (its bank stride is not zero)."""
+    return [c.regs["bank"][t][l] != _i(0, c.hm.addr_bits) for l in range(c.hm.levels)]
+
+
+def _first(bits: list, indices: list, width: int):
+    """The first of ``indices`` whose bit is set (the last one when none is)."""
+    out = _i(indices[-1], width)
+    for u in reversed(indices[:-1]):
+        out = Mux(bits[u], _i(u, width), out)
+    return out
+
+
 def _min(a, b):
     return Mux(a < b, a, b)
 
@@ -282,7 +295,7 @@ def _sequencer(c: _Ctx, state: dict) -> None:
     c.w["ld_bounds"] = _bounds(c, ld_idx, "ld")
     c.w["ld_bases"] = ld_bases
     cp_b = _bounds(c, cp_idx, "cp")
-    outer = [r["bank"][out_t][l] != _i(0, hm.addr_bits) for l in range(lv)]  # levels of the output
+    outer = _deps(c, out_t)  # levels of the output
     acc_now = m.Wire("cp_acc_now")
     m.Assign(acc_now(_ors([(cp_idx[l] != _i(0, cw)) & ~outer[l] for l in range(lv)])))
     ends_out = m.Wire("cp_ends_out")
@@ -291,7 +304,7 @@ def _sequencer(c: _Ctx, state: dict) -> None:
     # the input tensors the load walker's tile changes: at a step, a level moves when every
     # level inside it wraps and it has more than one tile; a tensor none of whose levels moves
     # keeps its bank half (its own ping-pong pointer) and is not loaded again
-    dep = [[r["bank"][t][l] != _i(0, hm.addr_bits) for l in range(lv)] for t in range(nin)]
+    dep = [_deps(c, t) for t in range(nin)]
     wraps = [ld_idx[l] == r["tiles"][l] for l in range(lv)]
     moves = [_ands([wraps[k] for k in range(l + 1, lv)] + [r["tiles"][l] != _i(0, cw)]) for l in range(lv)]
     changes = [_ors([moves[l] & dep[t][l] for l in range(lv)]) for t in range(nin)]
@@ -395,12 +408,13 @@ def _run(c: _Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list):
     run of narrow rows is one narrow INCR burst, AXI4 A3.4.1), AxSIZE, and the beat's bytes
     as a shift (``log2`` of ``min(slot, bus)``)."""
     m, r, sm = c.m, c.regs, c.sm
-    lv, cw, aw = c.hm.levels, c.hm.counter_bits, c.hm.addr_bits
-    rows_last, runs_last, beats_shift, sizes = [], [], [], []
+    lv, cw = c.hm.levels, c.hm.counter_bits
+    rows_last, runs_last, beats_shift, sizes, inners = [], [], [], [], []
     for t in tensors:
         slot = sm.slot_bytes[t]
-        dep = [r["bank"][t][l] != _i(0, aw) for l in range(lv)]
+        dep = _deps(c, t)
         inner = [r["row"][t][l] == _i(slot, ADDR) for l in range(lv)]  # rows contiguous in DRAM
+        inners.append(inner)
         rows_last.append([Mux(dep[l], bounds[l], _i(0, cw)) for l in range(lv)])
         runs_last.append([Mux(inner[l], _i(0, cw), rows_last[-1][l]) for l in range(lv)])
         beats_shift.append(clog2(slot // sm.bus_bytes) if slot > sm.bus_bytes else 0)
@@ -412,10 +426,10 @@ def _run(c: _Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list):
     # beats of one run: the rows of the run level times the beats per row
     rb = cw + 9
     per_tensor = []
-    for t, shift in zip(tensors, beats_shift):
+    for inner, shift in zip(inners, beats_shift):
         run_rows = _i(0, cw)
         for l in range(lv):
-            run_rows = Mux(r["row"][t][l] == _i(sm.slot_bytes[t], ADDR), bounds[l], run_rows)
+            run_rows = Mux(inner[l], bounds[l], run_rows)
         per_tensor.append(Cat(_i(0, 9 - shift), run_rows + _i(1, cw), _i(0, shift)) if shift else
                           Cat(_i(0, 9), run_rows + _i(1, cw)))
     run_beats = m.Wire(f"{name}_run_beats", rb)
@@ -494,10 +508,7 @@ def _loader(c: _Ctx) -> None:
     mask = w["ld_mask"]
     bits = [_bit(mask, t, nin) for t in range(nin)]
     any_ = _wire(m, "ld_any", 1, _ors(bits))
-    first_t = _i(nin - 1, tb)
-    for t in reversed(range(nin - 1)):
-        first_t = Mux(bits[t], _i(t, tb), first_t)
-    first_t = _wire(m, "ld_first_t", tb, first_t)
+    first_t = _wire(m, "ld_first_t", tb, _first(bits, list(range(nin)), tb))
 
     def after(name: str, t_sel):
         """(another masked tensor follows ``t_sel``, its index)."""
@@ -505,10 +516,7 @@ def _loader(c: _Ctx) -> None:
         for t in range(nin):
             later = list(range(t + 1, nin))
             has.append(_ors([bits[u] for u in later]) if later else _i(0, 1))
-            nxt = _i(nin - 1, tb)
-            for u in reversed(later[:-1]):
-                nxt = Mux(bits[u], _i(u, tb), nxt)
-            idx.append(nxt)
+            idx.append(_first(bits, later, tb) if later else _i(nin - 1, tb))
         return _wire(m, f"{name}_more", 1, _pick(t_sel, tb, has)), _wire(m, f"{name}_next_t", tb, _pick(t_sel, tb, idx))
 
     # address channel
@@ -603,8 +611,8 @@ def _loader(c: _Ctx) -> None:
 
 def rows_last_for(c: _Ctx, t_sel, tb: int, tensors: list, bounds: list) -> list:
     """Per level, the last trip the rows of the selected tensor walk (0 where it does not depend)."""
-    aw, cw = c.hm.addr_bits, c.hm.counter_bits
-    return [_pick(t_sel, tb, [Mux(c.regs["bank"][t][l] != _i(0, aw), bounds[l], _i(0, cw)) for t in tensors])
+    cw = c.hm.counter_bits
+    return [_pick(t_sel, tb, [Mux(_deps(c, t)[l], bounds[l], _i(0, cw)) for t in tensors])
             for l in range(c.hm.levels)]
 
 

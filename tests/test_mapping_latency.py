@@ -49,10 +49,43 @@ def test_layer_overlaps_loads_with_compute_and_accumulates_reduction_tiles():
     out = Traffic(16, (True, False), run_level=0, output=True)
     one = layer_cycles(Grid((1, 64), (1, 64)), [a, out], ms)
     two = layer_cycles(Grid((1, 64), (1, 32)), [a, out], ms)
-    # one tile: load, compute, store in sequence
-    load, compute, store = 10 + 2 + 64, 10 + 2 + 64 + 2 + 1, 10 + 2 + 1
-    assert one["cycles"] == load + compute + store + 1
-    # two reduction tiles of one output tile: the second load hides under the first compute,
-    # the output is stored once, after the last reduction tile
-    assert two["cycles"] == (10 + 2 + 32) + 2 * (10 + 2 + 32 + 2 + 1) + store + 1
+    # one tile: load (a cycle to decide, one to start the engine), start, steps, drain, store
+    load, store = 10 + 2 + 64, 10 + 2 + 1
+    assert one["cycles"] == 2 + load + 1 + 64 + 2 + 1 + 5 + store + 1
+    # two reduction tiles of one output tile: the loads run back to back (each longer than a
+    # tile's 32 steps), each tile starts the cycle after its load; the output is stored once
+    half = 10 + 2 + 32
+    assert two["cycles"] == 2 * (2 + half) + 1 + 32 + 2 + 1 + 5 + store + 1
     assert two["beats"] == 64 + 1 and one["beats"] == 64 + 1
+
+
+def test_tiles_start_when_the_previous_steps_are_over_not_after_its_drain():
+    """Compute-bound tiles: the bounds are programmed while the previous tile steps and the
+    drain overlaps the next tile (:mod:`lego_build.emit.ctrl`), so a tile costs its steps and
+    one start cycle, not its drain."""
+    ms = MemSystem(bus_bytes=16, bytes_per_cycle=16, latency=10, outstanding=16, program_cycles=4, drain=30)
+    a = Traffic(16, (False, True), run_level=1)  # loaded once: it does not depend on the output tiles' level
+    out = Traffic(16, (True, False), run_level=0, output=True)
+    four = layer_cycles(Grid((4, 256), (1, 256)), [a, out], ms)  # four output tiles of 256 steps
+    load, store = 10 + 2 + 256, 10 + 2 + 1
+    # the first load, then the four tiles' steps back to back, one start cycle apart (the
+    # other stores hide under them), the last drain and the last store
+    assert four["cycles"] == 2 + load + 1 + 4 * (256 + 1) - 1 + 30 + 1 + 5 + store + 1
+
+
+def test_a_store_shares_the_channel_with_the_loads_reads_first():
+    """Three output tiles of 100 steps, each loading 100 beats and storing 100 (a store-bound
+    layer, as MobileNetV2's projection convs are on gemmini_like): store 0 starts with load 2
+    (both wait for tile 0's drain) and, reads going first, also yields to the tail of load 1,
+    so it ends 107 cycles later than alone; tile 2 waits for it (its output half)."""
+    ms = MemSystem(bus_bytes=16, bytes_per_cycle=16, latency=10, outstanding=16, program_cycles=0, drain=0)
+    a = Traffic(16, (True, True), run_level=1)
+    out = Traffic(16, (True, True), run_level=1, output=True)
+    three = layer_cycles(Grid((3, 100), (1, 100)), [a, out], ms)
+    move = 10 + 2 + 100  # one 100-beat burst
+    load = [2 + move, 2 * (2 + move)]  # back to back: 114, 228
+    fin0 = load[0] + 1 + 100  # 215; load 2 then runs [216 + 1 + 12, 342]
+    store0 = fin0 + 1 + 5 + move + (load[1] - (fin0 + 1 + 5)) + 100  # 440: 7 + 100 read beats inside it
+    store1 = store0 + 5 + move  # tile 1 drained at 329, before store 0 ended
+    fin2 = store0 + 1 + 100  # tile 2 waits for store 0 to free its output half
+    assert three["cycles"] == max(fin2 + 1, store1) + 5 + move + 1 == 675

@@ -8,6 +8,14 @@ gains ``stride_k`` and every inner base takes the new value (one adder per tenso
 The strides do not depend on the bounds, so a partial last tile (Ruby's
 last-iteration bound, seed 002) changes only the bound registers. ``first``
 and ``commit`` mark the first and last step of the innermost reduction levels.
+The bound registers are shadowed: a write goes to ``next_<l>``, and ``start`` copies
+the shadows into the counters' bounds, so the next tile's bounds can be written while a tile
+runs. ``start`` is accepted as soon as the steps of the previous run are over (``running``
+low, the ``stepping`` port): the new run's steps follow the previous run's down the
+pipeline, so a run's drain overlaps the next run's steps (each step carries its buffer
+halves with it, :mod:`lego_build.emit.top`). A one-bit pipeline ``drain`` deep carries each
+run's end to ``fin``, a one-cycle pulse when its last write is done, in order; ``busy`` is
+high while steps run or any run drains, ``done`` from the last ``fin`` until the next start.
 ``ok<k>`` is high at the steps where FIFO group ``k``'s source step lies inside the
 loop nest (every counter within its configured ``[lo, hi]``); ``depth<k>`` is the
 group's configured FIFO depth; ``ppu_mode``, ``ppu_scale``, ``ppu_shift`` configure
@@ -17,14 +25,13 @@ from __future__ import annotations
 
 from functools import reduce
 
-from veriloggen import Ands, If, Int, Module, Mux, Posedge
+from veriloggen import Ands, Cat, If, Int, Module, Mux, Posedge
 
-from lego_build.emit.host import HostMap, clog2
+from lego_build.emit.host import HostMap
 
 
 def mk_ctrl(hm: HostMap) -> Module:
     cw, aw, lv = hm.counter_bits, hm.addr_bits, hm.levels
-    dw = clog2(hm.drain + 1) + 1
     m = Module("lego_ctrl")
     clk = m.Input("clk")
     rst = m.Input("rst")
@@ -34,6 +41,8 @@ def mk_ctrl(hm: HostMap) -> Module:
     start = m.Input("start")
     busy = m.Output("busy")
     done = m.Output("done")
+    running_out = m.Output("stepping")
+    fin = m.Output("fin")
     first = m.Output("first")
     commit = m.Output("commit")
     addr_out = {t: m.Output(f"addr_{t}", aw) for t in hm.tensors}
@@ -45,17 +54,19 @@ def mk_ctrl(hm: HostMap) -> Module:
                  for k, cap in enumerate(hm.fifo_capacities)]
 
     last = [m.Reg(f"last_{l}", cw) for l in range(lv)]
+    shadow = [m.Reg(f"next_{l}", cw) for l in range(lv)]
     stride = {t: [m.Reg(f"stride_{t}_{l}", aw) for l in range(lv)] for t in hm.tensors}
     cnt = [m.Reg(f"t_{l}", cw) for l in range(lv)]
     base = {t: [m.Reg(f"b_{t}_{l}", aw) for l in range(lv)] for t in hm.tensors}
     running = m.Reg("running")
-    drain = m.Reg("drain", dw)
+    drain = m.Reg("drain", hm.drain)  # bit i: a run ended i + 1 cycles ago
     done_r = m.Reg("done_r")
     wrap = [m.Wire(f"wrap_{l}") for l in range(lv)]
     for l in range(lv):
         m.Assign(wrap[l](cnt[l] == last[l]))
 
-    cfg_writes = [If(cfg_addr == Int(hm.bound_reg(l), hm.cfg_addr_bits, base=10))(last[l](cfg_wdata)) for l in range(lv)]
+    cfg_writes = [If(cfg_addr == Int(hm.bound_reg(l), hm.cfg_addr_bits, base=10))(shadow[l](cfg_wdata))
+                  for l in range(lv)]
     for ti, t in enumerate(hm.tensors):
         for l in range(lv):
             reg_index = Int(hm.stride_reg(ti, l), hm.cfg_addr_bits, base=10)
@@ -104,24 +115,29 @@ def mk_ctrl(hm: HostMap) -> Module:
         m.Assign(nxt(bsel + ssel))
         step += [base[t][l](nxt) if l == lv - 1 else If(all_wrap(range(l + 1, lv)))(base[t][l](nxt))
                  for l in range(lv)]
-    step.append(If(all_wrap(range(lv)))(running(0), drain(Int(hm.drain, dw, base=10))))
+    step.append(If(all_wrap(range(lv)))(running(0)))
+    ends = m.Wire("run_ends")
+    m.Assign(ends(running & all_wrap(range(lv))))
+    zero = Int(0, hm.drain, base=10)
+    shifted = ends if hm.drain == 1 else Cat(drain[0:hm.drain - 1], ends)
+    m.Assign(fin(drain[hm.drain - 1]))
 
     m.Always(Posedge(clk))(
-        If(rst)(running(0), drain(Int(0, dw, base=10)), done_r(0))
-        .Elif(start & ~running & (drain == Int(0, dw, base=10)))(
-            running(1), done_r(0), *[c(Int(0, cw, base=10)) for c in cnt],
-            *[b(Int(0, aw, base=10)) for bs in base.values() for b in bs]
-        )
-        .Elif(running)(*step)
-        .Elif(drain != Int(0, dw, base=10))(
-            drain(drain - Int(1, dw, base=10)),
-            If(drain == Int(1, dw, base=10))(done_r(1)),
+        If(rst)(running(0), drain(zero), done_r(0))
+        .Else(
+            drain(shifted),
+            If(fin)(done_r(1)),
+            If(start & ~running)(
+                running(1), done_r(0), *[c(Int(0, cw, base=10)) for c in cnt],
+                *[b(Int(0, aw, base=10)) for bs in base.values() for b in bs], *[a(b) for a, b in zip(last, shadow)]
+            ).Elif(running)(*step),
         )
     )
     red = range(lv - hm.reduction_levels, lv)
     m.Assign(first(reduce(lambda a, b: a & b, [cnt[l] == Int(0, cw, base=10) for l in red])))
     m.Assign(commit(running & all_wrap(red)))
-    m.Assign(busy(running | (drain != Int(0, dw, base=10))))
+    m.Assign(busy(running | (drain != zero)))
+    m.Assign(running_out(running))
     m.Assign(done(done_r))
     for t in hm.tensors:
         m.Assign(addr_out[t](base[t][lv - 1]))

@@ -4,7 +4,8 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
 
 * ``cfg_we, cfg_addr, cfg_wdata``: write one configuration register per cycle.
   Register ``l`` (``0 <= l < levels``) holds the last index (bound - 1) of
-  temporal loop level ``l`` (outer to inner); register ``levels + ti*levels + l``
+  temporal loop level ``l`` (outer to inner), through a shadow register that ``start``
+  copies, so the next run's bounds may be written while a run steps; register ``levels + ti*levels + l``
   holds the address stride of tensor ``ti`` along level ``l`` (its bank address is
   ``sum_l stride_l t_l``), modulo ``2**addr_bits``. A switchable design has one more
   register, ``df_reg``: the index of the dataflow to run (order of ``dataflows``).
@@ -14,13 +15,16 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
   whose loop indices all lie in ``[lo_l, hi_l]``, else the fallback bank is read.
 * ``host_we, host_tensor, host_lane, host_addr, host_wdata``: write one operand
   word into bank ``host_lane`` of input tensor ``host_tensor``.
-* ``start`` (one-cycle pulse, accepted when idle), ``busy``, ``done`` (high from
-  the end of a run until the next start).
+* ``start`` (held until accepted: when ``stepping`` is low, so a run may start while the
+  previous one drains), ``stepping`` (a run's time steps are being issued), ``busy``
+  (stepping or draining), ``fin`` (a one-cycle pulse when a run's last write is done, in
+  start order), ``done`` (high from the last ``fin`` until the next start).
 * The memory system's side (``lego_soc``, :mod:`lego_build.emit.soc`): every bank has two
   ping-pong halves. The array reads input tensor ``t``'s half ``in_half[t]`` (a tensor
   the next tile does not change stays in its half, not loaded again) and writes output half
   ``out_half``; with ``acc`` high an output word adds to what the half holds (one cycle of
-  read-modify-write, counted in ``drain``). ``dma_we, dma_half, dma_tensor, dma_addr,
+  read-modify-write, counted in ``drain``). The three are sampled when a run starts and
+  travel down the pipeline with its steps. ``dma_we, dma_half, dma_tensor, dma_addr,
   dma_row`` write a whole row (every lane of an input tensor, ``operand_bits`` each) into
   a half; ``dma_ren, dma_rhalf, dma_raddr -> dma_rrow`` read a whole output row one cycle
   later. The host ports write and read the halves the array uses.

@@ -11,8 +11,10 @@ Blocks, each a function below, in one module so the generated Verilog reads top 
   does in the cost model: the DMA loads tile ``j+1`` into one input half while the array
   computes tile ``j`` from the other, and writes output tile ``o-1`` back from one output
   half while the array accumulates tile ``o`` into the other. Per tile it writes the
-  array's bound registers (full trips, or the remainder trips of a last tile: Ruby's
-  last-iteration bound, seed 002) and starts it.
+  array's (shadow) bound registers while the previous tile steps (full trips, or the
+  remainder trips of a last tile: Ruby's last-iteration bound, seed 002) and starts it
+  the cycle after the previous tile's last step, so one tile's drain overlaps the next;
+  a tile's input half is free again, and its output tile ready to store, at its ``fin``.
 * :func:`_loader` / :func:`_storer`: the DMA's read and write engines, one AXI ID (0), so
   responses come back in order; an error response or a foreign ID sets STATUS bit 2. A tensor's tile is
   a strided box of rows (:mod:`lego_build.ir.soc`); rows contiguous in DRAM (the innermost
@@ -175,6 +177,7 @@ def mk_soc(hm: HostMap, sm: SocMap) -> Module:
     }
     core = {n: m.Wire(f"core_{n}", w) for n, w in (
         ("cfg_we", 1), ("cfg_addr", hm.cfg_addr_bits), ("cfg_wdata", cw), ("start", 1), ("busy", 1), ("done", 1),
+        ("stepping", 1), ("fin", 1),
         ("in_half", len(hm.input_tensors)), ("out_half", 1), ("acc", 1), ("dma_we", 1), ("dma_half", 1),
         ("dma_tensor", hm.tensor_bits),
         ("dma_addr", aw), ("dma_row", hm.in_row_bits), ("dma_raddr", aw), ("dma_rhalf", 1), ("dma_ren", 1),
@@ -187,7 +190,7 @@ def mk_soc(hm: HostMap, sm: SocMap) -> Module:
         ("go", 1), ("finish", 1), ("err", 1), ("host_cfg_we", 1), ("host_cfg_addr", hm.cfg_addr_bits),
         ("host_cfg_wdata", cw), ("ld_start", 1), ("ld_done", 1), ("st_start", 1), ("st_done", 1),
         ("rd_beat", 1), ("wr_beat", 1), ("ld_mask", len(hm.input_tensors)), ("ld_tgt", len(hm.input_tensors)))}
-    c = _Ctx(m, hm, sm, clk, rst, regs, core, mi, mo, wires, [(core["rd_data"], hm.out_bits)])
+    c = _Ctx(m, hm, sm, clk, rst, regs, core, mi, mo, wires, [(core["rd_data"], hm.out_bits), (core["done"], 1)])
     state = _registers(c, s_in, s_out, irq)
     _sequencer(c, state)
     _loader(c)
@@ -315,11 +318,12 @@ def _sequencer(c: _Ctx, state: dict) -> None:
     tgt = _wire(m, "ld_tgt_next", nin, last_half ^ ld_chg)
     every = _i((1 << nin) - 1, nin)
 
-    in_full = [m.Reg(f"in_full{h}") for h in (0, 1)]
+    in_full = [m.Reg(f"in_full{h}") for h in (0, 1)]  # loaded, not yet started
+    in_use = [m.Reg(f"in_use{h}") for h in (0, 1)]  # started, not yet drained
     out_busy = [m.Reg(f"out_busy{h}") for h in (0, 1)]
     ld_on, ld_half, ld_all = m.Reg("ld_on"), m.Reg("ld_half"), m.Reg("ld_all")
     ld_go = m.Reg("ld_go")
-    cp_state = m.Reg("cp_state", 2)  # 0 idle, 1 programming bounds, 2 start, 3 wait
+    cp_state = m.Reg("cp_state", 2)  # 0 idle, 1 programming bounds, 2 start (when the array's steps are over)
     cp_half, out_cur, cp_all = m.Reg("cp_half"), m.Reg("out_cur"), m.Reg("cp_all")
     cp_acc, cp_ends = m.Reg("cp_acc"), m.Reg("cp_ends")
     prog = m.Reg("prog", hm.cfg_addr_bits)
@@ -331,43 +335,54 @@ def _sequencer(c: _Ctx, state: dict) -> None:
     pend_base = m.Reg("st_pend_base", ADDR)
     pend_b = [m.Reg(f"st_pend_bound{l}", cw) for l in range(lv)]
     st_base = m.Reg("st_base", ADDR)
+    # the tiles in flight (started, not yet drained; at most two, one per input half): whether
+    # each ends its output tile, and that output tile's base and bounds for its store
+    fl_ends = [m.Reg(f"fl_ends{h}") for h in (0, 1)]
+    fl_base = [m.Reg(f"fl_base{h}", ADDR) for h in (0, 1)]
+    fl_b = [[m.Reg(f"fl_bound{h}_{l}", cw) for l in range(lv)] for h in (0, 1)]
+    fin_half = m.Reg("fin_half")
     st_b = [m.Reg(f"st_bound{l}", cw) for l in range(lv)]
     c.w["st_base"], c.w["st_bounds"] = st_base, st_b
 
     def at(regs2, half):
         return Mux(half, regs2[1], regs2[0])
 
-    ld_can = busy & ~ld_all & ~ld_on & ~ld_go & ~at(in_full, ld_half)
-    ready = at(in_full, cp_half) & (acc_now | ~at(out_busy, out_cur))
-    cp_can = busy & ~cp_all & (cp_state == _i(0, 2)) & ready
-    cp_end = (cp_state == _i(3, 2)) & core["done"]
+    ld_can = busy & ~ld_all & ~ld_on & ~ld_go & ~at(in_full, ld_half) & ~at(in_use, ld_half)
+    # a tile's bounds are programmed as soon as the previous tile has started; it starts when
+    # its inputs are in, its output half is free and the previous tile's steps are over
+    ready = at(in_full, cp_half) & (cp_acc | ~at(out_busy, out_cur))
+    cp_can = busy & ~cp_all & (cp_state == _i(0, 2))
+    accept = (cp_state == _i(2, 2)) & ~core["stepping"] & ready
+    fin = core["fin"]
     st_can = ~st_on & ~st_go & st_pending
     m.Assign(ld_next(w["ld_done"] & ~ld_last))
-    m.Assign(cp_next(cp_end & ~cp_last))
+    m.Assign(cp_next(accept & ~cp_last))
     m.Assign(w["ld_start"](ld_go))
     m.Assign(w["st_start"](st_go))
-    m.Assign(w["finish"](busy & ld_all & cp_all & (cp_state == _i(0, 2)) & ~st_on & ~st_go & ~st_pending))
-    waiting = busy & ~cp_all & (cp_state == _i(0, 2))
+    m.Assign(w["finish"](busy & ld_all & cp_all & (cp_state == _i(0, 2)) & ~core["busy"] & ~st_on & ~st_go
+                         & ~st_pending))
+    waiting = (cp_state == _i(2, 2)) & ~core["stepping"] & ~ready  # the array idles for data
     half_flags = []
     for h in (0, 1):
         hh = _i(h, 1)
         half_flags += [
-            in_full[h]((in_full[h] & ~(cp_end & (cp_half == hh))) | (w["ld_done"] & (ld_half == hh))),
+            in_full[h]((in_full[h] & ~(accept & (cp_half == hh))) | (w["ld_done"] & (ld_half == hh))),
+            in_use[h]((in_use[h] & ~(fin & (fin_half == hh))) | (accept & (cp_half == hh))),
             out_busy[h]((out_busy[h] & ~(w["st_done"] & (st_half == hh)))
-                        | (cp_can & ~acc_now & (out_cur == hh))),
+                        | (accept & ~cp_acc & (out_cur == hh))),
         ]
     m.Always(Posedge(c.clk))(
         ld_go(0), st_go(0),
         If(c.rst | w["go"])(
-            *[f(0) for f in (*in_full, *out_busy, ld_on, ld_half, ld_all, cp_half, out_cur, cp_all, st_on, st_half,
-                             st_pending, last_half, *slot_half)], cp_state(0), ld_chg(every),
+            *[f(0) for f in (*in_full, *in_use, *out_busy, ld_on, ld_half, ld_all, cp_half, out_cur, cp_all, st_on,
+                             st_half, st_pending, last_half, *slot_half, fin_half)], cp_state(0), ld_chg(every),
             *[ctr(0) for ctr in counters.values()])
         .Else(
             *half_flags,
             If(busy)(counters["cycles"](counters["cycles"] + 1)),
             If(core["busy"])(counters["compute"](counters["compute"] + 1)),
             If(waiting & ~at(in_full, cp_half))(counters["load_wait"](counters["load_wait"] + 1)),
-            If(waiting & at(in_full, cp_half) & ~acc_now & at(out_busy, out_cur))(
+            If(waiting & at(in_full, cp_half))(
                 counters["store_wait"](counters["store_wait"] + 1)),
             If(w["rd_beat"])(counters["rd_beats"](counters["rd_beats"] + 1)),
             If(w["wr_beat"])(counters["wr_beats"](counters["wr_beats"] + 1)),
@@ -376,14 +391,18 @@ def _sequencer(c: _Ctx, state: dict) -> None:
                        If(ld_half)(slot_half[1](tgt)).Else(slot_half[0](tgt))),
             If(w["ld_done"])(ld_on(0), ld_half(~ld_half), If(ld_last)(ld_all(1))),
             If(ld_next)(ld_chg(chg_next)),
-            # compute: program the bounds, start, wait
+            # compute: program the bounds (the array's shadow registers, while it runs the
+            # previous tile), start it when its steps are over; a tile is done when it has drained
             If(cp_can)(cp_state(1), prog(0), cp_acc(acc_now), cp_ends(ends_out)),
             If(cp_state == _i(1, 2))(prog(prog + 1), If(prog == _i(lv - 1, hm.cfg_addr_bits))(cp_state(2))),
-            If(cp_state == _i(2, 2))(cp_state(3)),
-            If(cp_end)(
-                cp_state(0), cp_half(~cp_half), If(cp_last)(cp_all(1)),
-                If(cp_ends)(st_pending(1), out_cur(~out_cur), pend_base(cp_base),
-                            *[b(x) for b, x in zip(pend_b, cp_b)])),
+            If(accept)(
+                cp_state(0), cp_half(~cp_half), If(cp_last)(cp_all(1)), If(cp_ends)(out_cur(~out_cur)),
+                *[If(cp_half == _i(h, 1))(fl_ends[h](cp_ends), fl_base[h](cp_base),
+                                          *[b(x) for b, x in zip(fl_b[h], cp_b)]) for h in (0, 1)]),
+            If(fin)(
+                fin_half(~fin_half),
+                If(at(fl_ends, fin_half))(st_pending(1), pend_base(at(fl_base, fin_half)),
+                                          *[b(Mux(fin_half, fl_b[1][l], fl_b[0][l])) for l, b in enumerate(pend_b)])),
             # stores: the finished output half back to memory
             If(st_can)(st_on(1), st_go(1), st_pending(0), st_base(pend_base), *[b(x) for b, x in zip(st_b, pend_b)]),
             If(w["st_done"])(st_on(0), st_half(~st_half)),
@@ -392,7 +411,7 @@ def _sequencer(c: _Ctx, state: dict) -> None:
     m.Assign(core["cfg_we"](programming | w["host_cfg_we"]))
     m.Assign(core["cfg_addr"](Mux(programming, prog, w["host_cfg_addr"])))
     m.Assign(core["cfg_wdata"](Mux(programming, _pick(prog, hm.cfg_addr_bits, cp_b), w["host_cfg_wdata"])))
-    m.Assign(core["start"](cp_state == _i(2, 2)))
+    m.Assign(core["start"](accept))
     m.Assign(core["in_half"](Mux(cp_half, slot_half[1], slot_half[0])))
     m.Assign(w["ld_mask"](ld_mask))
     m.Assign(w["ld_tgt"](ld_tgt))

@@ -29,6 +29,8 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
     start = m.Input("start")
     busy = m.Output("busy")
     done = m.Output("done")
+    running = m.Output("stepping")  # the controller's steps are running (a new start is accepted when low)
+    fin = m.Output("fin")
     host_we = m.Input("host_we")
     host_tensor = m.Input("host_tensor", hm.tensor_bits)
     host_lane = m.Input("host_lane", hm.lane_bits)
@@ -60,7 +62,8 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
 
     signal = {}  # (node, port) -> output signal
     ctrl_ports = [("clk", clk), ("rst", rst), ("cfg_we", cfg_we), ("cfg_addr", cfg_addr),
-                  ("cfg_wdata", cfg_wdata), ("start", start), ("busy", busy), ("done", done)]
+                  ("cfg_wdata", cfg_wdata), ("start", start), ("busy", busy), ("done", done), ("stepping", running),
+                  ("fin", fin)]
     for port in ("first", "commit"):
         signal[("ctrl", port)] = m.Wire(f"ctrl_{port}")
         ctrl_ports.append((port, signal[("ctrl", port)]))
@@ -112,6 +115,27 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
         inp[(e.dst, e.dst_port)] = src
 
     in_index = {t: i for i, t in enumerate(hm.input_tensors)}
+    # a run's buffer halves and accumulate flag travel down the pipeline with its steps: a
+    # bank port scheduled ``D`` cycles after the step uses the tag of ``D`` cycles ago, so the
+    # next run can start while this one drains
+    when = dag.start_times()
+    accept = start & ~running
+
+    def tag_chain(name: str, value, ports: str):
+        """``value`` captured when a run starts, then delayed one cycle per register down to
+        the deepest of the ``ports`` that use it (each chain ends where its last user is)."""
+        users = [n for n in dag.nodes if n.kind == ports and (ports == "write" or n.spec(PortSpec).tensor == name)]
+        deepest = max(when[n.name] for n in users) + (1 if ports == "write" else 0)
+        regs = [m.Reg(f"tag_{name}", 1)]
+        m.Always(Posedge(clk))(If(accept)(regs[0](value)))
+        for k in range(1, deepest + 1):
+            regs.append(m.Reg(f"tag_{name}_q{k}", 1))
+            m.Always(Posedge(clk))(regs[k](regs[k - 1]))
+        return regs
+
+    tag_in = {t: tag_chain(t, in_half[i] if nin > 1 else in_half, "read") for t, i in in_index.items()}
+    tag_out = tag_chain("out_half", out_half, "write")
+    tag_acc = tag_chain("acc", acc, "write")
     out_rdata, dma_words = [], []
     unused = []  # address bits above a smaller bank's (arch.onchip_kb sizes banks per tensor)
 
@@ -149,7 +173,7 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
                     ("waddr", bank_addr(write_addr[buf.tensor], buf)), ("wdata", Mux(dma_we, word, host_wdata)),
                     ("raddr", bank_addr(inp[(n.name, "addr")], buf)), ("rdata", rdata),
                 ])
-            m.Assign(signal[(n.name, "data")](Mux(ih, halves[1], halves[0])))
+            m.Assign(signal[(n.name, "data")](Mux(tag_in[buf.tensor][when[n.name]], halves[1], halves[0])))
         elif n.kind == "pin":
             m.Assign(signal[(n.name, "out")](inp[(n.name, "in")]))
         elif n.kind == "delay":
@@ -216,14 +240,16 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
             waddr = bank_addr(waddr, buf)
             m.Always(Posedge(clk))(we_q(we), addr_q(waddr), data_q(wdata))
             halves = []
+            d = when[n.name]
             for h in (0, 1):
-                mine = out_half if h else ~out_half
+                mine = tag_out[d] if h else ~tag_out[d]
+                mine_q = tag_out[d + 1] if h else ~tag_out[d + 1]
                 dma_mine = dma_rhalf if h else ~dma_rhalf
                 rdata = m.Wire(f"{n.name}_rdata{h}", buf.bits)
                 halves.append(rdata)
                 m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
-                    ("clk", clk), ("we", we_q & mine), ("waddr", addr_q),
-                    ("wdata", Mux(acc, rdata + data_q, data_q)),
+                    ("clk", clk), ("we", we_q & mine_q), ("waddr", addr_q),
+                    ("wdata", Mux(tag_acc[d + 1], rdata + data_q, data_q)),
                     ("raddr", Mux(we & mine, waddr,
                                   Mux(dma_ren & dma_mine, bank_addr(dma_raddr, buf), bank_addr(rd_addr, buf)))),
                     ("rdata", rdata),

@@ -3,17 +3,21 @@ prediction, made without the RTL, that the simulate stage checks against measure
 
 The layer runs as a grid of tiles (:class:`Grid`; the reduction levels innermost, so an
 output tile accumulates in its bank half). Each tile is *loaded* (every input tensor's box
-of rows from DRAM), *computed* (the array walks the tile's loop nest, one step per cycle,
-plus programming its bound registers, the start cycle and the pipeline drain) and, at the
-end of an output tile, *stored*. Double buffering (seed 001's double-buffered level; the
-ping-pong halves of :mod:`lego_build.emit.soc`) overlaps them under three rules:
+of rows from DRAM), *computed* and, at the end of an output tile, *stored*. Computing a tile
+is programming its bound registers (a cycle to decide, one per level, into the array's
+shadow registers, so while the previous tile still steps), a cycle to start it, one per time
+step, and the pipeline's drain; the next tile starts as soon as the steps are over, so
+drains overlap the next tile's steps (:mod:`lego_build.emit.ctrl`). Double buffering (seed
+001's double-buffered level; the ping-pong halves of :mod:`lego_build.emit.soc`) overlaps the
+rest under three rules:
 
-* load ``j`` may start when load ``j-1`` is done and compute ``j-2`` has freed its half;
-  it moves only the input tensors whose tile differs from tile ``j-1``'s (a tensor that
-  none of the moving levels indexes stays in its half: weights across output tiles);
-* compute ``j`` starts when load ``j`` is done, compute ``j-1`` is done and, for the first
-  tile of output tile ``o``, store ``o-2`` has freed its half;
-* store ``o`` starts when its last compute and store ``o-1`` are done.
+* load ``j`` may start when load ``j-1`` is done and tile ``j-2`` has drained, freeing its
+  half; it moves only the input tensors whose tile differs from tile ``j-1``'s (a tensor
+  that none of the moving levels indexes stays in its half: weights across output tiles);
+* tile ``j`` is programmed once tile ``j-1`` has started; it starts when it is programmed,
+  load ``j`` is done, tile ``j-1``'s steps are over and, for the first tile of output tile
+  ``o``, store ``o-2`` has freed its half;
+* store ``o`` starts when its last tile has drained and store ``o-1`` is done.
 
 A transfer of ``n`` bursts of ``b`` beats takes the DRAM latency to its first beat, then
 beats at ``min(1, bandwidth / bus bytes)`` per cycle unless the outstanding-burst limit
@@ -23,12 +27,15 @@ bandwidth: the layer takes at least all its beats at the bandwidth.
 """
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from math import ceil, prod
 
 import numpy as np
 
 MAX_BURST = 256
+LOAD_START = 1  # the load engine's start after the sequencer's decision (the decision: one cycle)
+STORE_EXTRA = 5  # the store engine's start (2 cycles), the last write response and the done flag
 
 
 @dataclass(frozen=True)
@@ -107,49 +114,104 @@ def transfer(ms: MemSystem, n: int, beats: int) -> float:
     return ms.latency + 2 + max(beats / ms.rate, issue)
 
 
+class _Channel:
+    """The DRAM channel's read beats in time (loads run one after another, so the intervals
+    come in order): how much of a window reads occupy."""
+
+    def __init__(self) -> None:
+        self.starts: list[float] = []
+        self.ends: list[float] = []
+        self.prefix = [0.0]
+
+    def add(self, start: float, end: float) -> None:
+        if end > start:
+            self.starts.append(start)
+            self.ends.append(end)
+            self.prefix.append(self.prefix[-1] + end - start)
+
+    def busy(self, lo: float, hi: float) -> float:
+        i0, i1 = bisect_right(self.ends, lo), bisect_left(self.starts, hi)
+        if i0 >= i1:
+            return 0.0
+        total = self.prefix[i1] - self.prefix[i0] - max(0.0, lo - self.starts[i0]) - max(0.0, self.ends[i1 - 1] - hi)
+        return max(0.0, total)
+
+
 def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
-    """Predicted cycles of the whole layer, with the parts: compute, load, store, and the
-    cycles the array waits for loads."""
-    load_end = [0.0, 0.0]  # by tile parity
-    comp_end = [0.0, 0.0]
-    store_end = [0.0, 0.0]  # by output-tile parity
-    last_load = last_comp = last_store = 0.0
-    out_tile = -1
-    pending = None  # (ready time) of an output tile waiting for its store
-    total_beats = 0
-    compute_total = load_total = 0.0
+    """Predicted cycles of the whole layer, with the parts: compute (the array's steps), load,
+    and the bursts' beats.
+
+    Loads and stores share the DRAM channel, reads first (a write beat goes when no read beat
+    is ready, as DRAM controllers favour reads): a store takes its own time plus the read
+    beats that pass during it. Loads depend only on earlier tiles' drains, so load ``j+2`` is
+    placed as soon as tile ``j`` has drained, and a store's end is worked out when something
+    waits for it, by which time every load that can overlap it is placed."""
     out = next(t for t in tensors if t.output)
     inputs = [t for t in tensors if not t.output]
     reduction = tuple(not d for d in out.depends)
+    tiles = list(np.ndindex(*grid.tiles))
+    moves = []  # per tile: (bursts, beats) of the input tensors its tile changes
     prev = None
-    for j, idx in enumerate(np.ndindex(*grid.tiles)):
+    for idx in tiles:
         b = grid.bounds(idx)
-        n = beats = 0
         moved = [prev is None or i != p for i, p in zip(idx, prev or idx)]
         prev = idx
+        n = beats = 0
         for t in inputs:
             if any(mv and d for mv, d in zip(moved, t.depends)):  # else its tile stays in its half
                 bn, bb = bursts(t, b, ms.bus_bytes)
                 n, beats = n + bn, beats + bb
-        total_beats += beats
+        moves.append((n, beats))
+    channel = _Channel()
+    load_end: list[float] = []
+    load_total = 0.0
+
+    def place_load(j: int, half_free: float) -> None:
+        nonlocal load_total
+        n, beats = moves[j]
         load = transfer(ms, n, beats)
         load_total += load
-        start_load = max(last_load, comp_end[j % 2] if j >= 2 else 0.0)
-        last_load = load_end[j % 2] = start_load + load
+        end = max(load_end[-1] + 1 if load_end else 1.0, half_free) + LOAD_START + load
+        load_end.append(end)
+        channel.add(end - beats / ms.rate, end)
+
+    stores: list[list] = []  # per output tile: [its last tile's drain end, bursts, beats, end or None]
+
+    def store_end(o: int) -> float:
+        rec = stores[o]
+        if rec[3] is None:
+            start = max(rec[0] + 1, store_end(o - 1) if o else 0.0)
+            alone = STORE_EXTRA + transfer(ms, rec[1], rec[2])
+            end = start + alone
+            for _ in range(64):  # the read beats inside the store's data window lengthen it
+                longer = start + alone + channel.busy(start + STORE_EXTRA, end - ms.latency)
+                if longer <= end + 1e-9:
+                    break
+                end = longer
+            rec[3] = end
+        return rec[3]
+
+    for j in range(min(2, len(tiles))):
+        place_load(j, 0.0)
+    started, steps_end, last_fin = -1.0, 0.0, 0.0
+    out_tile, total_beats, compute_total = -1, sum(bb for _, bb in moves), 0.0
+    for j, idx in enumerate(tiles):
+        b = grid.bounds(idx)
         first = not any(i and r for i, r in zip(idx, reduction))
         if first:
             out_tile += 1
-        start = max(last_load, last_comp, store_end[out_tile % 2] if first and out_tile >= 2 else 0.0)
-        compute = ms.program_cycles + 2 + prod(b) + ms.drain + 1
-        compute_total += compute
-        last_comp = comp_end[j % 2] = start + compute
-        ends = all(i == n - 1 or not r for i, n, r in zip(idx, grid.tiles, reduction))
-        if ends:
+        ready = max(load_end[j], store_end(out_tile - 2) if first and out_tile >= 2 else 0.0) + 1
+        started = max(ready, started + ms.program_cycles + 2, steps_end)
+        steps_end = started + prod(b) + 1
+        compute_total += prod(b)
+        last_fin = started + prod(b) + ms.drain
+        if j + 2 < len(tiles):
+            place_load(j + 2, last_fin + 1)  # into the half tile j has freed
+        if all(i == n - 1 or not r for i, n, r in zip(idx, grid.tiles, reduction)):  # ends its output tile
             sn, sb = bursts(out, b, ms.bus_bytes)
             total_beats += sb
-            begin = max(last_comp, last_store)
-            last_store = store_end[out_tile % 2] = begin + transfer(ms, sn, sb)
-            pending = last_store
-    cycles = max(pending or last_comp, ms.latency + total_beats * ms.bus_bytes / ms.bytes_per_cycle) + 1
+            stores.append([last_fin, sn, sb, None])
+    last = store_end(len(stores) - 1) if stores else last_fin
+    cycles = max(last, ms.latency + total_beats * ms.bus_bytes / ms.bytes_per_cycle) + 1
     return {"cycles": round(cycles), "compute": round(compute_total), "load": round(load_total),
             "beats": total_beats}

@@ -212,27 +212,9 @@ def mk_fifo(width: int, capacity: int, depth_bits: int) -> Module:
 PPU_REQUANT, PPU_RELU, PPU_LUT = 1, 2, 4
 
 
-def mk_ppu(width: int) -> Module:
-    """Post-processing unit on the output path (seed 004 §2), configured per layer.
-
-    ``mode`` bit 0 requantises to int8, ``clamp((x * scale + 2**(shift-1)) >> shift, -128, 127)``
-    (arithmetic shift, rounding half up; ``scale`` signed 16-bit, ``shift`` 0..63); bit 1
-    applies ReLU; bit 2 maps the int8 value through a 256-entry table (``lut[v & 255]``,
-    e.g. GELU or sigmoid) written through ``lut_we``. Mode 0 passes ``x`` through.
-    ``y`` is registered: one cycle of latency.
-    """
+def _requant_relu(m: Module, x, width: int, mode, scale, shift):
+    """``mode`` bits 0 and 1 of the PPU on ``x``: the wire ``v`` (``width`` bits)."""
     pw = width + 16
-    m = Module(f"lego_ppu_w{width}")
-    clk = m.Input("clk")
-    x = m.Input("x", width)
-    mode = m.Input("mode", 3)
-    scale = m.Input("scale", 16)
-    shift = m.Input("shift", 6)
-    lut_we = m.Input("lut_we")
-    lut_addr = m.Input("lut_addr", 8)
-    lut_data = m.Input("lut_data", 8)
-    y = m.OutputReg("y", width)
-    lut = m.Reg("lut", 8, 256)
     prod = m.Wire("prod", pw)
     m.Assign(prod(_product(m, x, width, scale, 16, pw)))
     half = m.Wire("half", pw)
@@ -251,10 +233,48 @@ def mk_ppu(width: int) -> Module:
     m.Assign(r(Mux(mode[0], sign_extend(q8, 8, width), x)))
     v = m.Wire("v", width)
     m.Assign(v(Mux(mode[1] & r[width - 1], Int(0, width, base=10), r)))
+    return v
+
+
+def mk_ppu(width: int) -> Module:
+    """Post-processing unit on the output path (seed 004 §2), configured per layer.
+
+    ``mode`` bit 0 requantises to int8, ``clamp((x * scale + 2**(shift-1)) >> shift, -128, 127)``
+    (arithmetic shift, rounding half up; ``scale`` signed 16-bit, ``shift`` 0..63); bit 1
+    applies ReLU; bit 2 maps the int8 value through a 256-entry table (``lut[v & 255]``,
+    e.g. GELU or sigmoid) written through ``lut_we``. Mode 0 passes ``x`` through.
+    ``y`` is registered: one cycle of latency.
+    """
+    m = Module(f"lego_ppu_w{width}")
+    clk = m.Input("clk")
+    x = m.Input("x", width)
+    mode = m.Input("mode", 3)
+    scale = m.Input("scale", 16)
+    shift = m.Input("shift", 6)
+    lut_we = m.Input("lut_we")
+    lut_addr = m.Input("lut_addr", 8)
+    lut_data = m.Input("lut_data", 8)
+    y = m.OutputReg("y", width)
+    lut = m.Reg("lut", 8, 256)
+    v = _requant_relu(m, x, width, mode, scale, shift)
     looked = m.Wire("looked", 8)
     m.Assign(looked(lut[v[0:8]]))
     m.Always(Posedge(clk))(
         y(Mux(mode[2], sign_extend(looked, 8, width), v)),
         If(lut_we)(lut[lut_addr](lut_data)),
     )
+    return m
+
+
+def mk_ppu_lane(width: int) -> Module:
+    """The PPU's requantisation and ReLU (``mode`` bits 0 and 1 of :func:`mk_ppu`) without its
+    register and table: one lane of the memory system's output path, combinational; the
+    table lookup (bit 2) is the caller's, from one table that all lanes share."""
+    m = Module(f"lego_ppu_lane_w{width}")
+    x = m.Input("x", width)
+    mode = m.Input("mode", 2)
+    scale = m.Input("scale", 16)
+    shift = m.Input("shift", 6)
+    y = m.Output("y", width)
+    m.Assign(y(_requant_relu(m, x, width, mode, scale, shift)))
     return m

@@ -18,6 +18,7 @@ from lego_build.sim import memsys, soc_tb, verilator
 from lego_build.sim.golden import pattern_operands
 from lego_build.sim.layout import image_lanes, image_reads, input_banks, output_reads
 from lego_build.sim.stage import scope_layers, with_bits
+from rtl_templates_free import PPU_LUT, PPU_RELU, PPU_REQUANT
 
 pytestmark = pytest.mark.slow
 
@@ -38,6 +39,11 @@ LAYERS = {
               "workload.out_ch=5", "arch.buffer_depth=32"], 5 * 6 * 5),  # padding 1 keeps 6 x 5
     "mnicoc-as-icoc": (["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "arch.onchip_kb=0", "mapper.objective=latency",
                         "workload.M=1", "workload.K=64", "arch.buffer_depth=32"], 16),
+    # delay FIFOs between FUs (ShiDianNao's input shifts) are off in whole layers: every
+    # destination reads its fallback bank
+    "shidiannao-fifos-off": (["arch=shidiannao", "arch.rows=4", "arch.cols=4", "arch.onchip_kb=0",
+                              "arch.buffer_depth=64", "workload=conv2d", "workload.in_h=10", "workload.in_w=10",
+                              "workload.in_ch=4", "workload.out_ch=5"], 10 * 10 * 5),
     "mttkrp-3-operand": (["arch.family=mttkrp", "arch.dataflows.main.spatial=[k,j]", "arch.control_flow=[0,0]",
                           "workload=mttkrp", "workload.I=5", "workload.J=6", "workload.K=7", "workload.L=3",
                           "arch.buffer_depth=4"], 30),
@@ -123,7 +129,7 @@ def test_network_scope_runs_every_lenet_layer_and_the_model_holds(tmp_path):
     assert "whole layers through the memory system" in report and "| c1 | matmul |" in report
 
 
-def _program(design: Path, mutate=None):
+def _program(design: Path, mutate=None, epilogue=(), binary=None):
     hm = read_artifact(design, "rtl/host_interface.json")
     sm = read_artifact(design, "rtl/soc_interface.json")
     adg = read_artifact(design, "adg.json")
@@ -131,13 +137,28 @@ def _program(design: Path, mutate=None):
     ((_, kernel),) = [(e, k) for e, k in load_layers(design) if k is not None]
     kernel = with_bits(lower(kernel, adg.kernel), hm.operand_bits, hm.out_bits)
     run = memsys.program(hm, sm, adg, entry["name"], kernel, Mapping.from_json(entry["mapping"]),
-                         entry["dataflow"], pattern_operands(kernel, "random", 3), entry["tile"])
+                         entry["dataflow"], pattern_operands(kernel, "random", 3), entry["tile"],
+                         epilogue=epilogue)
     assert run.grid.rem != run.grid.full  # the layer has a partial last tile
     if mutate:
         run = replace(run, regs=tuple(mutate(sm, r, v) for r, v in run.regs))
-    binary = verilator.build(design / "rtl", design / "socbuild", False, top="lego_soc",
-                             testbench=soc_tb.testbench(sm))
-    return memsys.run_layers(binary, hm, sm, [run], 16, 20, 10**6)[0]
+    binary = binary or verilator.build(design / "rtl", design / "socbuild", False, top="lego_soc",
+                                       testbench=soc_tb.testbench(sm))
+    return memsys.run_layers(binary, hm, sm, [run], 16, 20, 10**6)[0], run, binary
+
+
+def test_outputs_go_back_through_the_ppu(tmp_path):
+    """The epilogue's requantisation, ReLU and table (GELU) are applied by the PPU lanes on the
+    DMA's write path, every output element compared with the PPU's NumPy model; raw outputs
+    would not match (the layer's accumulators exceed int8)."""
+    run_all(compose(["workload.M=50", "workload.N=30", "workload.K=37", "arch.buffer_depth=32", "mapper.mapspace=ruby",
+                     "target=rtl"]), tmp_path)
+    raw, plain, binary = _program(tmp_path)
+    assert raw["mismatches"] == 0 and plain.ppu_mode == 0 and np.abs(plain.want).max() > 127
+    for epilogue, mode in ((("batchnorm", "relu"), PPU_REQUANT | PPU_RELU), (("gelu",), PPU_REQUANT | PPU_LUT)):
+        res, run, _ = _program(tmp_path, epilogue=epilogue, binary=binary)
+        assert run.ppu_mode == mode and res["mismatches"] == 0 and res["outputs"] == 50 * 30
+        assert np.abs(run.want).max() <= 127 and not np.array_equal(run.want, plain.want)
 
 
 def test_a_wrong_last_tile_bound_is_caught(tmp_path):
@@ -145,7 +166,7 @@ def test_a_wrong_last_tile_bound_is_caught(tmp_path):
     a full tile's goes wrong (or out of DRAM), while the true registers pass."""
     run_all(compose(["workload.M=50", "workload.N=30", "workload.K=37", "arch.buffer_depth=32", "mapper.mapspace=ruby",
                      "target=rtl"]), tmp_path)
-    assert _program(tmp_path)["mismatches"] == 0
+    assert _program(tmp_path)[0]["mismatches"] == 0
     full = {}
 
     def no_remainder(sm, reg, value):
@@ -156,7 +177,7 @@ def test_a_wrong_last_tile_bound_is_caught(tmp_path):
                 return reg, full[l]
         return reg, value
     try:
-        bad = _program(tmp_path, no_remainder)
+        bad = _program(tmp_path, no_remainder)[0]
     except StageError as exc:  # the walk ran past the images
         assert "DRAM_RANGE" in str(exc)
     else:

@@ -21,7 +21,10 @@ Blocks, each a function below, in one module so the generated Verilog reads top 
   level the tensor depends on) go out as one INCR burst, split at 256 beats and 4 KB
   boundaries; rows narrower than the bus are narrow beats, one row each. The loader writes one
   whole row (every lane of the tensor) per cycle into the array's banks; the storer
-  reads one row per cycle from the output half being written back.
+  reads one row per cycle from the output half being written back and sends each beat's
+  words through the PPU (:func:`_ppu_beat`: one requantise-and-ReLU lane per word of a beat,
+  one activation table they share, configured with the array's PPU registers), so a layer's
+  results reach memory post-processed; they stay one word each, sign-extended.
 
 Every address walker is :func:`walker`: nested bases, no multiplier (the controller's
 scheme, :mod:`lego_build.emit.ctrl`).
@@ -35,6 +38,7 @@ from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
 
 from lego_build.ir.host import HostMap, clog2
 from lego_build.ir.soc import COUNTERS, CTRL, CYCLES, STATUS, SocMap
+from rtl_templates_free import mk_ppu_lane
 
 ADDR = 32  # AXI address bits
 MAX_BURST = 256  # AXI4 INCR burst length limit (beats)
@@ -142,7 +146,8 @@ class _Ctx:
     unused: list  # bits no block reads (collected on one wire Verilator's lint ignores by name)
 
 
-def mk_soc(hm: HostMap, sm: SocMap) -> Module:
+def mk_soc(hm: HostMap, sm: SocMap) -> tuple[Module, list[Module]]:
+    """``lego_soc`` and the modules it instantiates besides ``lego_top`` (the PPU's lanes)."""
     if hm.counter_bits > 32:
         raise ValueError(f"{hm.counter_bits}-bit loop counters do not fit the 32-bit registers")
     lv, cw, aw = hm.levels, hm.counter_bits, hm.addr_bits
@@ -196,7 +201,7 @@ def mk_soc(hm: HostMap, sm: SocMap) -> Module:
     _loader(c)
     _storer(c)
     _wire(m, "unused_bits", sum(w for _, w in c.unused), Cat(*[x for x, _ in c.unused]))
-    return m
+    return m, [mk_ppu_lane(hm.out_bits)] if hm.ppu else []
 
 
 def _fields(c: _Ctx) -> list:
@@ -238,6 +243,8 @@ def _registers(c: _Ctx, s_in: dict, s_out: dict, irq) -> dict:
     m.Assign(w["host_cfg_we"](accept & good & (widx >= _i(sm.core_base, iw)) & ~busy))
     m.Assign(w["host_cfg_addr"](widx[0:c.hm.cfg_addr_bits]))
     m.Assign(w["host_cfg_wdata"](wdata if c.hm.counter_bits == 32 else wdata[0:c.hm.counter_bits]))
+    if c.hm.ppu:
+        _ppu_registers(c, wdata)
     writes = [If(widx == _i(idx, iw))(reg(wdata if reg.width == 32 else wdata[0:reg.width]))
               for idx, reg in _fields(c)]
     m.Always(Posedge(c.clk))(
@@ -271,6 +278,42 @@ def _registers(c: _Ctx, s_in: dict, s_out: dict, irq) -> dict:
     m.Assign(irq(done & irq_en))
     m.Assign(w["go"](go))
     return {"busy": busy, "counters": counters}
+
+
+def _ppu_registers(c: _Ctx, wdata) -> None:
+    """The memory system's copy of the array's PPU registers (mode, scale, shift, table),
+    written with them: the output path's lanes (:func:`_ppu_beat`) read these."""
+    m, hm, w = c.m, c.hm, c.w
+    ab = hm.cfg_addr_bits
+    regs = {"mode": m.Reg("ppu_mode", 3), "scale": m.Reg("ppu_scale", 16), "shift": m.Reg("ppu_shift", 6)}
+    table = m.Reg("ppu_table", 8, 256)
+    addr = w["host_cfg_addr"]
+    writes = [If(addr == _i(idx, ab))(reg(wdata[0:reg.width])) for idx, reg in (
+        (hm.ppu_mode_reg, regs["mode"]), (hm.ppu_scale_reg, regs["scale"]), (hm.ppu_shift_reg, regs["shift"]))]
+    writes.append(If(addr[8:ab] == _i(hm.ppu_lut_base >> 8, ab - 8))(table[addr[0:8]](wdata[0:8])))
+    m.Always(Posedge(c.clk))(If(w["host_cfg_we"])(*writes))
+    c.w["ppu"], c.w["ppu_table"] = regs, table
+
+
+def _ppu_beat(c: _Ctx, name: str, values: list, out_bits: int, word_bits: int):
+    """Output words through the PPU (one lane each, :func:`rtl_templates_free.mk_ppu_lane`,
+    and the shared table), each sign-extended to ``word_bits``; a design without a PPU
+    only sign-extends."""
+    m, hm = c.m, c.hm
+    out = []
+    for i, x in enumerate(values):
+        y = x
+        if hm.ppu:
+            regs = c.w["ppu"]
+            v = m.Wire(f"{name}_ppu{i}", out_bits)
+            m.Instance(StubModule(f"lego_ppu_lane_w{out_bits}"), f"u_{name}_ppu{i}", ports=[
+                ("x", x), ("mode", regs["mode"][0:2]), ("scale", regs["scale"]), ("shift", regs["shift"]), ("y", v)])
+            looked = c.w["ppu_table"][v[0:8]]
+            y = Mux(regs["mode"][2], Cat(Repeat(looked[7], out_bits - 8), looked), v) if out_bits > 8 else \
+                Mux(regs["mode"][2], looked, v)
+            y = _wire(m, f"{name}_post{i}", out_bits, y)
+        out.append(Cat(Repeat(y[out_bits - 1], word_bits - out_bits), y) if word_bits > out_bits else y)
+    return out
 
 
 def _bounds(c: _Ctx, idx: list, name: str) -> list:
@@ -707,15 +750,28 @@ def _storer(c: _Ctx) -> None:
     elif clog2(bb) < low:  # a narrow row's byte lane within the beat: the low address bits only
         c.unused.append((head_off[clog2(bb):low], low - clog2(bb)))
     ob = hm.out_bits
-    ext = [Cat(Repeat(head[(i + 1) * ob - 1], wb * 8 - ob), head[i * ob:(i + 1) * ob]) if wb * 8 > ob
-           else head[i * ob:(i + 1) * ob] for i in range(sm.lanes[t])]
-    pad = slot * 8 - sm.lanes[t] * wb * 8
-    row_bytes = _wire(m, "w_row_bytes", slot * 8, Cat(*([_i(0, pad)] if pad else []), *reversed(ext)))
+    lanes = sm.lanes[t]
+    per_beat = min(slot, bb) // wb  # lanes in one beat: the PPU's lanes
+    values = [head[i * ob:(i + 1) * ob] for i in range(lanes)]
     if slot >= bb:
-        beat = _pick(w_beat, bi, [row_bytes[k * bw:(k + 1) * bw] for k in range(nb)]) if nb > 1 else row_bytes
+        nb_real = -(-lanes // per_beat)  # beats that hold lanes (the rest of the row is padding)
+        chunks = [values[k * per_beat:(k + 1) * per_beat] for k in range(nb_real)]
+        if nb_real > 1:
+            sel = [_pick(w_beat, bi, [ch[i] if i < len(ch) else _i(0, ob) for ch in chunks]) for i in range(per_beat)]
+            sel = [_wire(m, f"w_lane{i}", ob, x) for i, x in enumerate(sel)]
+        else:
+            sel = chunks[0]
+        words = _ppu_beat(c, "w", sel, ob, wb * 8)
+        used = Cat(*reversed(words))
+        pad_bits = bw - len(words) * wb * 8
+        data = Cat(_i(0, pad_bits), used) if pad_bits else used
+        beat = Mux(w_beat < _i(nb_real, bi), data, _i(0, bw)) if nb_real < nb else data
         strb = _i((1 << bb) - 1, bb)
         row_last = w_beat == _i(nb - 1, bi)
     else:
+        words = _ppu_beat(c, "w", values, ob, wb * 8)
+        pad = slot * 8 - lanes * wb * 8
+        row_bytes = _wire(m, "w_row_bytes", slot * 8, Cat(*([_i(0, pad)] if pad else []), *reversed(words)))
         sh = Cat(head_off[0:clog2(bb)], _i(0, 3))
         beat = Cat(_i(0, bw - slot * 8), row_bytes) << sh
         strb = Cat(_i(0, bb - slot), _i((1 << slot) - 1, slot)) << head_off[0:clog2(bb)]

@@ -19,8 +19,9 @@ def emit_files(dag: DAG, bus_bits: int = 128) -> dict[str, str]:
     """Module name -> Verilog text, deterministic for a given DAG and bus width: the array
     (``lego_top``), its primitives and the memory system around it (``lego_soc``)."""
     top, subs, hm = mk_top(dag)
+    soc, soc_subs = mk_soc(hm, soc_map(hm, bus_bits))
     files = {}
-    for mod in [top, *subs, mk_soc(hm, soc_map(hm, bus_bits))]:
+    for mod in [top, *subs, soc, *soc_subs]:
         # submodules are instantiated as stubs, so each to_verilog prints one module
         files[mod.name] = HEADER + mod.to_verilog().strip() + "\n"
     return files

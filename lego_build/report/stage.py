@@ -13,6 +13,11 @@ INPUTS = {"analysis": "analysis.json", "mapping": "mapping.json", "adg": "adg.js
           "sim": "sim/result.json"}
 
 
+
+def _ppu_ops(layer: dict) -> str:
+    """The operators the PPU applied to a whole layer's results on their way to memory."""
+    return " → ".join((layer.get("ppu") or {}).get("applied", [])) or "-"
+
 def _load(design_dir: Path, inputs=None) -> dict:
     """The typed artifacts (the runner's ``inputs``, else read from ``design_dir``: format versions
     and keys checked), as the plain JSON objects the tables are written against."""
@@ -161,10 +166,11 @@ def render_markdown(summary: dict, doc: dict) -> str:
             f"(error {net['error']:+.1%}, worst layer {net['max_layer_error']:.1%}); the array waited "
             f"{net['load_wait']} cycles for loads and {net['store_wait']} for stores",
             "",
-            "| layer | kind | dataflow | tiles | outputs | mismatches | cycles measured | predicted | error "
+            "| layer | kind | dataflow | PPU | tiles | outputs | mismatches | cycles measured | predicted | error "
             "| mapper | load wait | store wait | KB read | KB written | utilization |",
-            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-            *[f"| {r['layer']} | {r['kind']} | {r['dataflow']} | {r['tiles']} | {r['outputs']} | {r['mismatches']} "
+            "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            *[f"| {r['layer']} | {r['kind']} | {r['dataflow']} | {_ppu_ops(r)} | {r['tiles']} | {r['outputs']} "
+              f"| {r['mismatches']} "
               f"| {r['cycles']} | {r['cycles_predicted']} | {r['error']:+.1%} | {r['cycles_mapper']:.0f} "
               f"| {r['load_wait']} | {r['store_wait']} | {r['bytes_read'] / 1024:.1f} "
               f"| {r['bytes_written'] / 1024:.1f} "

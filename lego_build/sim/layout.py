@@ -65,11 +65,11 @@ def config_words(hm: HostMap, kernel: Kernel, mapping: Mapping, dataflow: str = 
         df = adg.dataflow(dataflow) if dataflow else adg.dataflows[0]
         for k, shift in enumerate(hm.shifts):
             t = fifo_steps(kernel, mapping, adg, df, shift, hm.fifo_capacities[k])
-            words += _fifo_registers(hm, k, bounds, t)
+            words += fifo_registers(hm, k, bounds, t)
     return words
 
 
-def _fifo_registers(hm: HostMap, k: int, bounds: list[int], t: list[int] | None) -> list[tuple[int, int]]:
+def fifo_registers(hm: HostMap, k: int, bounds: list[int], t: list[int] | None) -> list[tuple[int, int]]:
     """Depth and per-level index window of FIFO group ``k``; an empty window when unusable."""
     if t is None:  # never valid: every destination reads its fallback bank
         return [(hm.fifo_depth_reg(k), 1)] + [

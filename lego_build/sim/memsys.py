@@ -25,7 +25,8 @@ from lego_build.ir.workload import Kernel
 from lego_build.mapping.latency import Grid, MemSystem, Traffic, layer_cycles
 from lego_build.sim import verilator
 from lego_build.sim.golden import golden, wrap_signed
-from lego_build.sim.layout import image_lanes, image_reads, strides
+from lego_build.sim.layout import fifo_registers, image_lanes, image_reads, strides
+from lego_build.sim.ppu import PPUConfig, apply, epilogue_config
 from lego_build.sim.tiles import fit_tile
 
 ALIGN = 4096
@@ -67,12 +68,16 @@ class LayerRun:
     reads: np.ndarray  # (outputs, 2): row and lane of each output element in the output image
     want: np.ndarray  # the exact outputs, in ``reads`` order
     traffic: tuple[Traffic, ...]  # how each tensor moves (the latency model's view)
+    ppu_mode: int = 0  # the output path's PPU mode (requantise, ReLU, table bits)
 
 
 def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mapping: Mapping, dataflow: str,
-            operands: dict[str, np.ndarray], tile: dict | None = None, wraps: bool = False) -> LayerRun:
+            operands: dict[str, np.ndarray], tile: dict | None = None, wraps: bool = False,
+            epilogue: tuple[str, ...] = ()) -> LayerRun:
     """The layer's DRAM images, register writes and expected outputs; ``kernel`` at the
-    hardware's widths, ``mapping`` the layer's loop nest, ``tile`` the mapper's controller tile."""
+    hardware's widths, ``mapping`` the layer's loop nest, ``tile`` the mapper's controller tile,
+    ``epilogue`` the element-wise operators after the layer, which the PPU on the output path
+    applies (:mod:`lego_build.sim.ppu`, calibrated on the layer's outputs)."""
     df = adg.dataflow(dataflow)
     g, tk, tm = grid(kernel, mapping, adg.depth, tile)
     regs: list[tuple[int, int]] = []
@@ -107,13 +112,19 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
             regs.append((sm.core_base + hm.stride_reg(ti, l), st & amask))
     if hm.dataflows:
         regs.append((sm.core_base + hm.df_reg, hm.dataflows.index(dataflow)))
+    for k in range(len(hm.shifts)):  # delay FIFOs off: every destination reads its fallback bank
+        regs += [(sm.core_base + r, v) for r, v in fifo_registers(hm, k, list(g.full), None)]
     expect = golden(kernel, operands)
     if wraps:
         expect = wrap_signed(expect, hm.out_bits)
+    ppu = epilogue_config(epilogue, np.asarray(expect).reshape(-1)) if hm.ppu else PPUConfig()
+    if hm.ppu:
+        regs += [(sm.core_base + r, v) for r, v in ppu.words(hm)]
     rows_lanes = reads[:, :2]
-    want = np.asarray(expect).reshape(-1)[reads[:, 2]].astype(np.int64)
+    want = apply(ppu, np.asarray(expect).reshape(-1)[reads[:, 2]].astype(np.int64))
     dram = out_addr + -(-out_bytes // ALIGN) * ALIGN
-    return LayerRun(name, g, tuple(images), out_addr, out_bytes, dram, tuple(regs), rows_lanes, want, tuple(traffic))
+    return LayerRun(name, g, tuple(images), out_addr, out_bytes, dram, tuple(regs), rows_lanes, want, tuple(traffic),
+                    ppu.mode)
 
 
 def mem_system(hm: HostMap, sm: SocMap, bandwidth: float, latency: int) -> MemSystem:

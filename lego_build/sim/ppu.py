@@ -59,9 +59,14 @@ def lut(name: str) -> np.ndarray:
     return np.array([min(127, max(-128, round(f(x) * gain))) for x in xs], dtype=np.int64)
 
 
+def on_chip(ops: tuple[str, ...]) -> list[str]:
+    """The operators of an epilogue that the PPU applies (the rest stay on the host)."""
+    return [op for op in ops if op in RELU or op in FOLDED or op in TABLES]
+
+
 def epilogue_config(ops: tuple[str, ...], outputs: np.ndarray) -> PPUConfig:
     """The PPU setting for a layer followed by ``ops``, calibrated on ``outputs``."""
-    onchip = [op for op in ops if op in RELU or op in FOLDED or op in TABLES]
+    onchip = on_chip(ops)
     if not onchip:
         return PPUConfig()
     peak = int(np.max(np.abs(outputs))) if outputs.size else 0

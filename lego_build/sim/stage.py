@@ -35,7 +35,7 @@ from lego_build.runtime.progress import Progress
 from lego_build.sim import memsys, soc_tb, verilator, yosys
 from lego_build.sim.golden import file_operands, golden, load_data_file, outputs_computed, pattern_operands, wrap_signed
 from lego_build.sim.layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads
-from lego_build.sim.ppu import PPUConfig, apply, epilogue_config
+from lego_build.sim.ppu import PPUConfig, apply, epilogue_config, on_chip
 from lego_build.sim.tiles import edge_tile, fit_tile, reduction_tile, window
 
 
@@ -82,6 +82,20 @@ def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
     return representative_tiles(read_artifact(design_dir, "mapping.json"), load_layers(design_dir), adg, target)
 
 
+def epilogues(layers) -> dict[str, tuple[str, ...]]:
+    """Per array layer, the element-wise operators between it and the next array layer that
+    the PPU applies (``analysis.json`` entries with ``unit: ppu``)."""
+    out: dict[str, tuple[str, ...]] = {}
+    last = None
+    for entry, kernel in layers:
+        if kernel is not None:
+            last = entry["name"]
+            out[last] = ()
+        elif last is not None and entry.get("unit") == "ppu":
+            out[last] += (entry["op"],)
+    return out
+
+
 def representative_tiles(mapping: MappingDoc, layers, adg: ADG, target) -> list[Tile]:
     """The first mapped layer of each kind present (first conv, a depthwise conv, a 1x1 conv,
     an fc/matmul, ...), in network order, each lowered to the array's family, as the mapper's
@@ -89,14 +103,7 @@ def representative_tiles(mapping: MappingDoc, layers, adg: ADG, target) -> list[
     the dataflow the mapper chose for its layer; plus the last (``edge``) tile of the first
     layer that needs several, with remainder bounds (Ruby's partial last tile)."""
     mapped = {e["name"]: e for e in mapping.layers if e["status"] == "mapped"}
-    epilogue: dict[str, tuple[str, ...]] = {}
-    last = None
-    for entry, kernel in layers:  # the element-wise ops between an array layer and the next one
-        if kernel is not None:
-            last = entry["name"]
-            epilogue[last] = ()
-        elif last is not None and entry.get("unit") == "ppu":
-            epilogue[last] += (entry["op"],)
+    epilogue = epilogues(layers)
     tiles: dict[str, Tile] = {}
     for entry, kernel in layers:
         if entry["name"] not in mapped or kernel is None or layer_kind(kernel) in tiles:
@@ -314,9 +321,10 @@ def simulate(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     }
 
 
-def scope_layers(cfg: LegoConfig, mapping: MappingDoc, layers, adg: ADG) -> list[tuple[dict, Kernel]]:
+def scope_layers(cfg: LegoConfig, mapping: MappingDoc, layers, adg: ADG) -> list[tuple[dict, Kernel, tuple]]:
     """The layers ``target.scope`` runs whole: the first of each kind (``layers``) or every
-    array layer (``network``, which needs every one mapped), each lowered to the array."""
+    array layer (``network``, which needs every one mapped), each lowered to the array, with
+    its epilogue (:func:`epilogues`)."""
     mapped = {e["name"]: e for e in mapping.layers if e["status"] == "mapped"}
     array = [(entry, kernel) for entry, kernel in layers if kernel is not None]
     if cfg.target.scope == "network":
@@ -333,7 +341,8 @@ def scope_layers(cfg: LegoConfig, mapping: MappingDoc, layers, adg: ADG) -> list
         chosen = list(kinds.values())
     if not chosen:
         raise StageError("no mapped layer to simulate; use target=rtl, or a workload with a layer the mapper places")
-    return [(mapped[entry["name"]], lower(kernel, adg.kernel)) for entry, kernel in chosen]
+    after = epilogues(layers)
+    return [(mapped[entry["name"]], lower(kernel, adg.kernel), after[entry["name"]]) for entry, kernel in chosen]
 
 
 #: predicted cycles above which the simulator is compiled with optimization (a whole network)
@@ -342,14 +351,16 @@ LONG_RUN = 2_000_000
 
 def _layer_job(job) -> dict:
     """One whole layer: its program, its run on its own process of the simulator, its figures."""
-    hm, sm, adg, entry, kernel, data, binary, bw, lat, max_cycles, fus = job
+    hm, sm, adg, entry, kernel, epilogue, data, binary, bw, lat, max_cycles, fus = job
     kernel = with_bits(kernel, hm.operand_bits, hm.out_bits)
     tile = Tile(entry["name"], layer_kind(kernel), kernel, Mapping.from_json(entry["mapping"]), entry["dataflow"])
     operands = data.operands(tile, kernel, {t.name: (0,) * len(t.shape) for t in kernel.tensors})
     run = memsys.program(hm, sm, adg, entry["name"], kernel, tile.mapping, entry["dataflow"], operands,
-                         entry.get("tile"), adg.acc_wraps)
+                         entry.get("tile"), adg.acc_wraps, epilogue)
     (res,) = memsys.run_layers(binary, hm, sm, [run], bw, lat, max_cycles)
-    return {**res, "kind": tile.kind, "dataflow": entry["dataflow"], "macs": entry["macs"],
+    return {**res, "kind": tile.kind, "ppu": {"ops": list(epilogue), "applied": on_chip(epilogue) if hm.ppu else [],
+                                               "mode": run.ppu_mode},
+            "dataflow": entry["dataflow"], "macs": entry["macs"],
             "cycles_mapper": entry["cycles"], "utilization": round(entry["macs"] / (res["cycles"] * fus), 4)}
 
 
@@ -375,21 +386,19 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     output element against the exact golden model, measured cycles against the latency model
     (:mod:`lego_build.mapping.latency`) and the mapper's own figure."""
     hm, sm, adg = inputs["rtl/host_interface.json"], inputs["rtl/soc_interface.json"], inputs["adg.json"]
-    if hm.shifts:
-        raise InputError(f"target.scope={cfg.target.scope}: arch={cfg.arch.name} has delay FIFOs between FUs, which "
-                         "the memory system's sequencer does not configure yet; use target.scope=tiles")
     chosen = scope_layers(cfg, inputs["mapping.json"], layers_of(inputs["analysis.json"]), adg)
     data = data_sources(cfg.target)[0]
     work = design_dir / "sim" / "build"
     replace_dir(work)
     print("simulate: compiling the memory system and array with Verilator ...", flush=True)
-    long_run = sum(entry["cycles"] for entry, _ in chosen) > LONG_RUN
+    long_run = sum(entry["cycles"] for entry, _, _ in chosen) > LONG_RUN
     binary = verilator.build(design_dir / "rtl", work, False, top="lego_soc", testbench=soc_tb.testbench(sm),
                              optimize=long_run)
     bw, lat = cfg.arch.dram_bytes_per_cycle, cfg.arch.dram_latency_cycles
     bar = Progress("simulate", len(chosen), lines=True)
-    jobs = [(hm, sm, adg, entry, kernel, replace(data, seed=data.seed + i), binary, bw, lat, cfg.target.max_cycles,
-             cfg.arch.rows * cfg.arch.cols) for i, (entry, kernel) in enumerate(chosen)]
+    jobs = [(hm, sm, adg, entry, kernel, epilogue, replace(data, seed=data.seed + i), binary, bw, lat,
+             cfg.target.max_cycles, cfg.arch.rows * cfg.arch.cols)
+            for i, (entry, kernel, epilogue) in enumerate(chosen)]
     rows = []
     try:
         if cfg.target.ray_address:

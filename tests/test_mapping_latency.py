@@ -89,3 +89,18 @@ def test_a_store_shares_the_channel_with_the_loads_reads_first():
     store1 = store0 + 5 + move  # tile 1 drained at 329, before store 0 ended
     fin2 = store0 + 1 + 100  # tile 2 waits for store 0 to free its output half
     assert three["cycles"] == max(fin2 + 1, store1) + 5 + move + 1 == 675
+
+
+def test_an_input_half_is_refilled_after_the_last_read_not_the_drain():
+    """Load 2 goes into tile 0's half: with the half free at tile 0's last bank read (5 cycles
+    after its last step) it follows load 1 (done at 228); when the half waited for the
+    30-cycle drain it started after it (tile 0 drains at 245): 17 cycles later."""
+    a = Traffic(16, (True, True), run_level=1)
+    out = Traffic(16, (False, False), run_level=None, output=True)  # reduction tiles: one store, at the end
+    grid = Grid((3, 100), (1, 100))
+
+    def cycles(read_drain: int) -> int:
+        ms = MemSystem(16, 16, 10, 16, program_cycles=0, drain=30, read_drain=read_drain)
+        return layer_cycles(grid, [a, out], ms)["cycles"]
+    assert cycles(30) == cycles(0)  # 0: the drain
+    assert cycles(30) - cycles(5) == (115 + 100 + 30 + 1) - (228 + 1) == 17

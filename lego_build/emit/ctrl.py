@@ -14,7 +14,8 @@ runs. ``start`` is accepted as soon as the steps of the previous run are over (`
 low, the ``stepping`` port): the new run's steps follow the previous run's down the
 pipeline, so a run's drain overlaps the next run's steps (each step carries its buffer
 halves with it, :mod:`lego_build.emit.top`). A one-bit pipeline ``drain`` deep carries each
-run's end to ``fin``, a one-cycle pulse when its last write is done, in order; ``busy`` is
+run's end to ``fin``, a one-cycle pulse when its last write is done, and to ``rfin`` when its
+last input-bank read is (``read_drain`` cycles after its last step), in order; ``busy`` is
 high while steps run or any run drains, ``done`` from the last ``fin`` until the next start.
 ``ok<k>`` is high at the steps where FIFO group ``k``'s source step lies inside the
 loop nest (every counter within its configured ``[lo, hi]``); ``depth<k>`` is the
@@ -43,6 +44,7 @@ def mk_ctrl(hm: HostMap) -> Module:
     done = m.Output("done")
     running_out = m.Output("stepping")
     fin = m.Output("fin")
+    rfin = m.Output("rfin")
     first = m.Output("first")
     commit = m.Output("commit")
     addr_out = {t: m.Output(f"addr_{t}", aw) for t in hm.tensors}
@@ -121,6 +123,7 @@ def mk_ctrl(hm: HostMap) -> Module:
     zero = Int(0, hm.drain, base=10)
     shifted = ends if hm.drain == 1 else Cat(drain[0:hm.drain - 1], ends)
     m.Assign(fin(drain[hm.drain - 1]))
+    m.Assign(rfin(drain[(hm.read_drain or hm.drain) - 1]))
 
     m.Always(Posedge(clk))(
         If(rst)(running(0), drain(zero), done_r(0))

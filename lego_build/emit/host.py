@@ -17,8 +17,10 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
   word into bank ``host_lane`` of input tensor ``host_tensor``.
 * ``start`` (held until accepted: when ``stepping`` is low, so a run may start while the
   previous one drains), ``stepping`` (a run's time steps are being issued), ``busy``
-  (stepping or draining), ``fin`` (a one-cycle pulse when a run's last write is done, in
-  start order), ``done`` (high from the last ``fin`` until the next start).
+  (stepping or draining), ``rfin`` (a one-cycle pulse when a run's last input-bank read is
+  done, ``read_drain`` cycles after its last step: its input halves may be refilled),
+  ``fin`` (a one-cycle pulse when its last write is done), both in start order, ``done``
+  (high from the last ``fin`` until the next start).
 * The memory system's side (``lego_soc``, :mod:`lego_build.emit.soc`): every bank has two
   ping-pong halves. The array reads input tensor ``t``'s half ``in_half[t]`` (a tensor
   the next tile does not change stays in its half, not loaded again) and writes output half
@@ -69,6 +71,7 @@ def host_map(dag: DAG) -> HostMap:
                             default=1),
         ppu=dag.ppu,
         lanes=tuple(dag.buffer(t).lanes for t in (*ins, out.tensor)),
+        read_drain=min(max(dag.latency, 1) + 1, max(d for n, d in dag.schedule if dag.node(n).kind == "read") + 1),
     )
     return replace(hm, cfg_addr_bits=clog2(hm.n_regs))
 

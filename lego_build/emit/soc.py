@@ -14,7 +14,8 @@ Blocks, each a function below, in one module so the generated Verilog reads top 
   array's (shadow) bound registers while the previous tile steps (full trips, or the
   remainder trips of a last tile: Ruby's last-iteration bound, seed 002) and starts it
   the cycle after the previous tile's last step, so one tile's drain overlaps the next;
-  a tile's input half is free again, and its output tile ready to store, at its ``fin``.
+  a tile's input half is free again at its ``rfin`` (its last bank read), its output tile
+  ready to store at its ``fin``.
 * :func:`_loader` / :func:`_storer`: the DMA's read and write engines, one AXI ID (0), so
   responses come back in order; an error response or a foreign ID sets STATUS bit 2. A tensor's tile is
   a strided box of rows (:mod:`lego_build.ir.soc`); rows contiguous in DRAM (the innermost
@@ -182,7 +183,7 @@ def mk_soc(hm: HostMap, sm: SocMap) -> tuple[Module, list[Module]]:
     }
     core = {n: m.Wire(f"core_{n}", w) for n, w in (
         ("cfg_we", 1), ("cfg_addr", hm.cfg_addr_bits), ("cfg_wdata", cw), ("start", 1), ("busy", 1), ("done", 1),
-        ("stepping", 1), ("fin", 1),
+        ("stepping", 1), ("fin", 1), ("rfin", 1),
         ("in_half", len(hm.input_tensors)), ("out_half", 1), ("acc", 1), ("dma_we", 1), ("dma_half", 1),
         ("dma_tensor", hm.tensor_bits),
         ("dma_addr", aw), ("dma_row", hm.in_row_bits), ("dma_raddr", aw), ("dma_rhalf", 1), ("dma_ren", 1),
@@ -383,7 +384,7 @@ def _sequencer(c: _Ctx, state: dict) -> None:
     fl_ends = [m.Reg(f"fl_ends{h}") for h in (0, 1)]
     fl_base = [m.Reg(f"fl_base{h}", ADDR) for h in (0, 1)]
     fl_b = [[m.Reg(f"fl_bound{h}_{l}", cw) for l in range(lv)] for h in (0, 1)]
-    fin_half = m.Reg("fin_half")
+    fin_half, rfin_half = m.Reg("fin_half"), m.Reg("rfin_half")
     st_b = [m.Reg(f"st_bound{l}", cw) for l in range(lv)]
     c.w["st_base"], c.w["st_bounds"] = st_base, st_b
 
@@ -410,7 +411,7 @@ def _sequencer(c: _Ctx, state: dict) -> None:
         hh = _i(h, 1)
         half_flags += [
             in_full[h]((in_full[h] & ~(accept & (cp_half == hh))) | (w["ld_done"] & (ld_half == hh))),
-            in_use[h]((in_use[h] & ~(fin & (fin_half == hh))) | (accept & (cp_half == hh))),
+            in_use[h]((in_use[h] & ~(core["rfin"] & (rfin_half == hh))) | (accept & (cp_half == hh))),
             out_busy[h]((out_busy[h] & ~(w["st_done"] & (st_half == hh)))
                         | (accept & ~cp_acc & (out_cur == hh))),
         ]
@@ -418,7 +419,8 @@ def _sequencer(c: _Ctx, state: dict) -> None:
         ld_go(0), st_go(0),
         If(c.rst | w["go"])(
             *[f(0) for f in (*in_full, *in_use, *out_busy, ld_on, ld_half, ld_all, cp_half, out_cur, cp_all, st_on,
-                             st_half, st_pending, last_half, *slot_half, fin_half)], cp_state(0), ld_chg(every),
+                             st_half, st_pending, last_half, *slot_half, fin_half, rfin_half)], cp_state(0),
+                             ld_chg(every),
             *[ctr(0) for ctr in counters.values()])
         .Else(
             *half_flags,
@@ -442,6 +444,7 @@ def _sequencer(c: _Ctx, state: dict) -> None:
                 cp_state(0), cp_half(~cp_half), If(cp_last)(cp_all(1)), If(cp_ends)(out_cur(~out_cur)),
                 *[If(cp_half == _i(h, 1))(fl_ends[h](cp_ends), fl_base[h](cp_base),
                                           *[b(x) for b, x in zip(fl_b[h], cp_b)]) for h in (0, 1)]),
+            If(core["rfin"])(rfin_half(~rfin_half)),
             If(fin)(
                 fin_half(~fin_half),
                 If(at(fl_ends, fin_half))(st_pending(1), pend_base(at(fl_base, fin_half)),

@@ -31,6 +31,7 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
     done = m.Output("done")
     running = m.Output("stepping")  # the controller's steps are running (a new start is accepted when low)
     fin = m.Output("fin")
+    rfin = m.Output("rfin")  # the run's last input-bank read is done: its input halves may be refilled
     host_we = m.Input("host_we")
     host_tensor = m.Input("host_tensor", hm.tensor_bits)
     host_lane = m.Input("host_lane", hm.lane_bits)
@@ -63,7 +64,7 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
     signal = {}  # (node, port) -> output signal
     ctrl_ports = [("clk", clk), ("rst", rst), ("cfg_we", cfg_we), ("cfg_addr", cfg_addr),
                   ("cfg_wdata", cfg_wdata), ("start", start), ("busy", busy), ("done", done), ("stepping", running),
-                  ("fin", fin)]
+                  ("fin", fin), ("rfin", rfin)]
     for port in ("first", "commit"):
         signal[("ctrl", port)] = m.Wire(f"ctrl_{port}")
         ctrl_ports.append((port, signal[("ctrl", port)]))

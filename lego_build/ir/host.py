@@ -35,6 +35,7 @@ class HostMap:
     fifo_depth_bits: int = 1
     ppu: bool = False
     lanes: tuple[int, ...] = ()  # banks (data-node ports) per tensor, in ``tensors`` order
+    read_drain: int = 0  # cycles after the last time step until its last input-bank read is done (0: drain)
 
     @property
     def in_row_bits(self) -> int:

@@ -11,7 +11,8 @@ drains overlap the next tile's steps (:mod:`lego_build.emit.ctrl`). Double buffe
 001's double-buffered level; the ping-pong halves of :mod:`lego_build.emit.soc`) overlaps the
 rest under three rules:
 
-* load ``j`` may start when load ``j-1`` is done and tile ``j-2`` has drained, freeing its
+* load ``j`` may start when load ``j-1`` is done and tile ``j-2``'s last input-bank read is
+  done (``read_drain`` cycles after its last step, before its drain ends), freeing its
   half; it moves only the input tensors whose tile differs from tile ``j-1``'s (a tensor
   that none of the moving levels indexes stays in its half: weights across output tiles);
 * tile ``j`` is programmed once tile ``j-1`` has started; it starts when it is programmed,
@@ -81,6 +82,7 @@ class MemSystem:
     outstanding: int
     program_cycles: int  # writing the array's bound registers before each tile
     drain: int  # the array's cycles after its last step
+    read_drain: int = 0  # cycles after the last step until its last input-bank read (0: drain)
 
     @property
     def rate(self) -> float:
@@ -142,8 +144,9 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
     and the bursts' beats.
 
     Loads and stores share the DRAM channel, reads first (a write beat goes when no read beat
-    is ready, as DRAM controllers favour reads): a store takes its own time plus the read
-    beats that pass during it. Loads depend only on earlier tiles' drains, so load ``j+2`` is
+    is ready, as DRAM controllers favour reads): a store takes its own time plus the time the
+    read beats that pass during it take from it (all of theirs at one bus width per cycle,
+    none at two). Loads depend only on earlier tiles' drains, so load ``j+2`` is
     placed as soon as tile ``j`` has drained, and a store's end is worked out when something
     waits for it, by which time every load that can overlap it is placed."""
     out = next(t for t in tensors if t.output)
@@ -176,6 +179,10 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
         channel.add(end - beats / ms.rate, end)
 
     stores: list[list] = []  # per output tile: [its last tile's drain end, bursts, beats, end or None]
+    # the share of a write's time lost while reads stream: none when the DRAM can take a read
+    # and a write beat in one cycle (bandwidth of two bus widths), all of it at one bus width
+    capacity = ms.bytes_per_cycle / ms.bus_bytes
+    yielded = 1.0 - max(0.0, min(1.0, capacity - 1.0)) / min(1.0, capacity)
 
     def store_end(o: int) -> float:
         rec = stores[o]
@@ -184,7 +191,7 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
             alone = STORE_EXTRA + transfer(ms, rec[1], rec[2])
             end = start + alone
             for _ in range(64):  # the read beats inside the store's data window lengthen it
-                longer = start + alone + channel.busy(start + STORE_EXTRA, end - ms.latency)
+                longer = start + alone + yielded * channel.busy(start + STORE_EXTRA, end - ms.latency)
                 if longer <= end + 1e-9:
                     break
                 end = longer
@@ -206,7 +213,7 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
         compute_total += prod(b)
         last_fin = started + prod(b) + ms.drain
         if j + 2 < len(tiles):
-            place_load(j + 2, last_fin + 1)  # into the half tile j has freed
+            place_load(j + 2, started + prod(b) + (ms.read_drain or ms.drain) + 1)  # the half tile j read
         if all(i == n - 1 or not r for i, n, r in zip(idx, grid.tiles, reduction)):  # ends its output tile
             sn, sb = bursts(out, b, ms.bus_bytes)
             total_beats += sb

@@ -128,7 +128,7 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
 
 
 def mem_system(hm: HostMap, sm: SocMap, bandwidth: float, latency: int) -> MemSystem:
-    return MemSystem(sm.bus_bytes, bandwidth, latency, sm.max_outstanding, hm.levels, hm.drain)
+    return MemSystem(sm.bus_bytes, bandwidth, latency, sm.max_outstanding, hm.levels, hm.drain, hm.read_drain)
 
 
 def predict(hm: HostMap, sm: SocMap, run: LayerRun, bandwidth: float, latency: int) -> dict:

@@ -76,8 +76,9 @@ def test_tiles_start_when_the_previous_steps_are_over_not_after_its_drain():
 def test_a_store_shares_the_channel_with_the_loads_reads_first():
     """Three output tiles of 100 steps, each loading 100 beats and storing 100 (a store-bound
     layer, as MobileNetV2's projection convs are on gemmini_like): store 0 starts with load 2
-    (both wait for tile 0's drain) and, reads going first, also yields to the tail of load 1,
-    so it ends 107 cycles later than alone; tile 2 waits for it (its output half)."""
+    (both wait for tile 0's drain) and, reads going first, its write beats (from 3 cycles after
+    its start) also yield to the tail of load 1, so it ends 109 cycles later than alone;
+    tile 2 waits for it (its output half)."""
     ms = MemSystem(bus_bytes=16, bytes_per_cycle=16, latency=10, outstanding=16, program_cycles=0, drain=0)
     a = Traffic(16, (True, True), run_level=1)
     out = Traffic(16, (True, True), run_level=1, output=True)
@@ -85,10 +86,10 @@ def test_a_store_shares_the_channel_with_the_loads_reads_first():
     move = 10 + 2 + 100  # one 100-beat burst
     load = [2 + move, 2 * (2 + move)]  # back to back: 114, 228
     fin0 = load[0] + 1 + 100  # 215; load 2 then runs [216 + 1 + 12, 342]
-    store0 = fin0 + 1 + 5 + move + (load[1] - (fin0 + 1 + 5)) + 100  # 440: 7 + 100 read beats inside it
+    store0 = fin0 + 1 + 5 + move + (load[1] - (fin0 + 1 + 3)) + 100  # 442: 9 + 100 read beats inside it
     store1 = store0 + 5 + move  # tile 1 drained at 329, before store 0 ended
     fin2 = store0 + 1 + 100  # tile 2 waits for store 0 to free its output half
-    assert three["cycles"] == max(fin2 + 1, store1) + 5 + move + 1 == 675
+    assert three["cycles"] == max(fin2 + 1, store1) + 5 + move + 1 == 677
 
 
 def test_an_input_half_is_refilled_after_the_last_read_not_the_drain():

@@ -36,7 +36,8 @@ import numpy as np
 
 MAX_BURST = 256
 LOAD_START = 1  # the load engine's start after the sequencer's decision (the decision: one cycle)
-STORE_EXTRA = 5  # the store engine's start (2 cycles), the last write response and the done flag
+STORE_EXTRA = 5  # the store engine's start (2 cycles), the last write response and the done flag (3)
+STORE_DATA = 3  # a store's first write beat after its start: the engine, the address, the bank read
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,10 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
             alone = STORE_EXTRA + transfer(ms, rec[1], rec[2])
             end = start + alone
             for _ in range(64):  # the read beats inside the store's data window lengthen it
-                longer = start + alone + yielded * channel.busy(start + STORE_EXTRA, end - ms.latency)
+                # its write beats run from STORE_DATA after its start to the write response's latency
+                # (and the done flag) before its end
+                window = (start + STORE_DATA, end - ms.latency - (STORE_EXTRA + 2 - STORE_DATA))
+                longer = start + alone + yielded * channel.busy(*window)
                 if longer <= end + 1e-9:
                     break
                 end = longer

@@ -363,7 +363,7 @@ def _sequencer(c: _Ctx, state: dict) -> None:
     every = _i((1 << nin) - 1, nin)
 
     in_full = [m.Reg(f"in_full{h}") for h in (0, 1)]  # loaded, not yet started
-    in_use = [m.Reg(f"in_use{h}") for h in (0, 1)]  # started, not yet drained
+    in_use = [m.Reg(f"in_use{h}") for h in (0, 1)]  # started, its bank reads not yet done
     out_busy = [m.Reg(f"out_busy{h}") for h in (0, 1)]
     ld_on, ld_half, ld_all = m.Reg("ld_on"), m.Reg("ld_half"), m.Reg("ld_all")
     ld_go = m.Reg("ld_go")
@@ -379,8 +379,10 @@ def _sequencer(c: _Ctx, state: dict) -> None:
     pend_base = m.Reg("st_pend_base", ADDR)
     pend_b = [m.Reg(f"st_pend_bound{l}", cw) for l in range(lv)]
     st_base = m.Reg("st_base", ADDR)
-    # the tiles in flight (started, not yet drained; at most two, one per input half): whether
-    # each ends its output tile, and that output tile's base and bounds for its store
+    # the tiles in flight (started, not yet drained; at most two, one per input half, so a
+    # tile waits for the drain of the one two back even when its input half was free before):
+    # whether each ends its output tile, and that output tile's base and bounds for its store
+    flight = m.Reg("in_flight", 2)
     fl_ends = [m.Reg(f"fl_ends{h}") for h in (0, 1)]
     fl_base = [m.Reg(f"fl_base{h}", ADDR) for h in (0, 1)]
     fl_b = [[m.Reg(f"fl_bound{h}_{l}", cw) for l in range(lv)] for h in (0, 1)]
@@ -396,7 +398,7 @@ def _sequencer(c: _Ctx, state: dict) -> None:
     # its inputs are in, its output half is free and the previous tile's steps are over
     ready = at(in_full, cp_half) & (cp_acc | ~at(out_busy, out_cur))
     cp_can = busy & ~cp_all & (cp_state == _i(0, 2))
-    accept = (cp_state == _i(2, 2)) & ~core["stepping"] & ready
+    accept = (cp_state == _i(2, 2)) & ~core["stepping"] & ready & (flight != _i(2, 2))
     fin = core["fin"]
     st_can = ~st_on & ~st_go & st_pending
     m.Assign(ld_next(w["ld_done"] & ~ld_last))
@@ -419,7 +421,7 @@ def _sequencer(c: _Ctx, state: dict) -> None:
         ld_go(0), st_go(0),
         If(c.rst | w["go"])(
             *[f(0) for f in (*in_full, *in_use, *out_busy, ld_on, ld_half, ld_all, cp_half, out_cur, cp_all, st_on,
-                             st_half, st_pending, last_half, *slot_half, fin_half, rfin_half)], cp_state(0),
+                             st_half, st_pending, last_half, *slot_half, fin_half, rfin_half)], cp_state(0), flight(0),
                              ld_chg(every),
             *[ctr(0) for ctr in counters.values()])
         .Else(
@@ -445,6 +447,7 @@ def _sequencer(c: _Ctx, state: dict) -> None:
                 *[If(cp_half == _i(h, 1))(fl_ends[h](cp_ends), fl_base[h](cp_base),
                                           *[b(x) for b, x in zip(fl_b[h], cp_b)]) for h in (0, 1)]),
             If(core["rfin"])(rfin_half(~rfin_half)),
+            If(accept & ~fin)(flight(flight + 1)).Elif(fin & ~accept)(flight(flight - 1)),
             If(fin)(
                 fin_half(~fin_half),
                 If(at(fl_ends, fin_half))(st_pending(1), pend_base(at(fl_base, fin_half)),

@@ -16,8 +16,9 @@ rest under three rules:
   half; it moves only the input tensors whose tile differs from tile ``j-1``'s (a tensor
   that none of the moving levels indexes stays in its half: weights across output tiles);
 * tile ``j`` is programmed once tile ``j-1`` has started; it starts when it is programmed,
-  load ``j`` is done, tile ``j-1``'s steps are over and, for the first tile of output tile
-  ``o``, store ``o-2`` has freed its half;
+  load ``j`` is done, tile ``j-1``'s steps are over, tile ``j-2`` has drained (two tiles in
+  flight at most) and, for the first tile of output tile ``o``, store ``o-2`` has freed its
+  half;
 * store ``o`` starts when its last tile has drained and store ``o-1`` is done.
 
 A transfer of ``n`` bursts of ``b`` beats takes the DRAM latency to its first beat, then
@@ -205,6 +206,7 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
     for j in range(min(2, len(tiles))):
         place_load(j, 0.0)
     started, steps_end, last_fin = -1.0, 0.0, 0.0
+    fins = [-1.0, -1.0]  # by tile parity: when the tile two back drained
     out_tile, total_beats, compute_total = -1, sum(bb for _, bb in moves), 0.0
     for j, idx in enumerate(tiles):
         b = grid.bounds(idx)
@@ -212,10 +214,10 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
         if first:
             out_tile += 1
         ready = max(load_end[j], store_end(out_tile - 2) if first and out_tile >= 2 else 0.0) + 1
-        started = max(ready, started + ms.program_cycles + 2, steps_end)
+        started = max(ready, started + ms.program_cycles + 2, steps_end, fins[j % 2] + 1)  # two in flight
         steps_end = started + prod(b) + 1
         compute_total += prod(b)
-        last_fin = started + prod(b) + ms.drain
+        last_fin = fins[j % 2] = started + prod(b) + ms.drain
         if j + 2 < len(tiles):
             place_load(j + 2, started + prod(b) + (ms.read_drain or ms.drain) + 1)  # the half tile j read
         if all(i == n - 1 or not r for i, n, r in zip(idx, grid.tiles, reduction)):  # ends its output tile

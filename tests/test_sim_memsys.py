@@ -71,7 +71,8 @@ def test_whole_layer_is_bit_exact_through_the_memory_system(tmp_path, name):
     # (every input tile that changes, each output tile once)
     assert layer["rd_beats"] + layer["wr_beats"] == layer["beats_predicted"]
     # the model is a prediction, not the counter: it differs, within a bound on these tiny layers
-    assert layer["cycles"] > 0 and abs(layer["error"]) < 0.4
+    # the latency model, written without the RTL, within 5 % of the cycles it measures (observed: 1.3 %)
+    assert layer["cycles"] > 0 and abs(layer["error"]) <= 0.05
 
 
 def test_a_tensor_the_next_tile_does_not_change_stays_in_its_half(tmp_path):

@@ -386,7 +386,9 @@ def _sequencer(c: _Ctx, state: dict) -> None:
     fl_ends = [m.Reg(f"fl_ends{h}") for h in (0, 1)]
     fl_base = [m.Reg(f"fl_base{h}", ADDR) for h in (0, 1)]
     fl_b = [[m.Reg(f"fl_bound{h}_{l}", cw) for l in range(lv)] for h in (0, 1)]
-    fin_half, rfin_half = m.Reg("fin_half"), m.Reg("rfin_half")
+    rfin_half = m.Reg("rfin_half")
+    # the half of the oldest tile in flight: the started tiles' parity less those in flight
+    fin_half = _wire(m, "fin_half", 1, cp_half ^ flight[0])
     st_b = [m.Reg(f"st_bound{l}", cw) for l in range(lv)]
     c.w["st_base"], c.w["st_bounds"] = st_base, st_b
 
@@ -421,7 +423,7 @@ def _sequencer(c: _Ctx, state: dict) -> None:
         ld_go(0), st_go(0),
         If(c.rst | w["go"])(
             *[f(0) for f in (*in_full, *in_use, *out_busy, ld_on, ld_half, ld_all, cp_half, out_cur, cp_all, st_on,
-                             st_half, st_pending, last_half, *slot_half, fin_half, rfin_half)], cp_state(0), flight(0),
+                             st_half, st_pending, last_half, *slot_half, rfin_half)], cp_state(0), flight(0),
                              ld_chg(every),
             *[ctr(0) for ctr in counters.values()])
         .Else(
@@ -449,7 +451,6 @@ def _sequencer(c: _Ctx, state: dict) -> None:
             If(core["rfin"])(rfin_half(~rfin_half)),
             If(accept & ~fin)(flight(flight + 1)).Elif(fin & ~accept)(flight(flight - 1)),
             If(fin)(
-                fin_half(~fin_half),
                 If(at(fl_ends, fin_half))(st_pending(1), pend_base(at(fl_base, fin_half)),
                                           *[b(Mux(fin_half, fl_b[1][l], fl_b[0][l])) for l, b in enumerate(pend_b)])),
             # stores: the finished output half back to memory

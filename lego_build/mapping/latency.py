@@ -148,9 +148,9 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
     Loads and stores share the DRAM channel, reads first (a write beat goes when no read beat
     is ready, as DRAM controllers favour reads): a store takes its own time plus the time the
     read beats that pass during it take from it (all of theirs at one bus width per cycle,
-    none at two). Loads depend only on earlier tiles' drains, so load ``j+2`` is
-    placed as soon as tile ``j`` has drained, and a store's end is worked out when something
-    waits for it, by which time every load that can overlap it is placed."""
+    none at two). Loads depend only on earlier tiles' reads, so load ``j+2`` is placed as
+    soon as tile ``j`` has started, and a store's end is worked out when something waits for
+    it, by which time every load that can overlap it is placed."""
     out = next(t for t in tensors if t.output)
     inputs = [t for t in tensors if not t.output]
     reduction = tuple(not d for d in out.depends)

@@ -10,10 +10,10 @@ compared with the exact golden model, one Verilator build per design):
   stationary, 256 KB of banks, 16 GB/s at 1 GHz, 128-bit AXI, 64 cycles DRAM latency);
 * ``resnet18-32x32-os`` / ``mobilenetv2-32x32-os``: a 32 x 32 output-stationary array
   (``arch=systolic``) with SCALE-Sim's resources: three 64 KB buffers (192 KB), and a full
-  1024-bit AXI beat per cycle (128 B per cycle). The DRAM keeps up; what still stalls the
-  array is the fill: a row of 32 operands is one narrow beat and one bank write per cycle,
-  the rate the array reads rows at, so a tile's load cannot finish ahead of the previous
-  tile's compute by more than the drain, and the DRAM latency shows once per tile;
+  1024-bit AXI beat per cycle (128 B per cycle). The DRAM keeps up, and a beat brings four
+  32-byte rows of operands, which the banks take in one write (four sub-banks each), so a
+  tile loads in a quarter of the time the array takes to read it and the DRAM latency hides
+  behind the previous tile;
 * ``resnet18-32x32-os-16GBs``: the same array at 16 GB/s (128-bit AXI), to show how much of
   the gap to the ideal DRAM stalls explain.
 

@@ -37,6 +37,46 @@ def mk_bank(width: int, depth: int) -> Module:
     return m
 
 
+def mk_bank_rows(width: int, depth: int, rows: int) -> Module:
+    """A bank that takes up to ``rows`` consecutive words per write (a DMA beat of several
+    bank rows) and reads one per cycle, latency 1: ``rows`` sub-banks interleaved by address
+    (word ``a`` in sub-bank ``a mod rows``, at ``a div rows``; each sub-bank one write and one
+    read port, as :func:`mk_bank`). A write puts ``wdata`` slot ``j`` into sub-bank ``j`` where
+    ``we`` bit ``j`` is set: at the row of ``waddr`` for ``j >= waddr mod rows``, the next
+    row below it, so the words at ``waddr .. waddr + n - 1`` are one write."""
+    assert rows > 1 and rows & (rows - 1) == 0 and depth % rows == 0, (rows, depth)
+    lk = rows.bit_length() - 1
+    aw = max(1, ceil(log2(depth)))
+    sub = depth // rows
+    sw = max(1, ceil(log2(sub)))
+    m = Module(f"lego_bank_w{width}_d{depth}_r{rows}")
+    clk = m.Input("clk")
+    we = m.Input("we", rows)
+    waddr = m.Input("waddr", aw)
+    wdata = m.Input("wdata", width * rows)
+    raddr = m.Input("raddr", aw)
+    rdata = m.Output("rdata", width)
+    sel = m.Reg("sel", lk)
+    low, row = waddr[0:lk], (waddr[lk:aw] if aw > lk else Int(0, sw, base=10))
+    outs = []
+    for j in range(rows):
+        mem = m.Reg(f"mem{j}", width, sub)
+        q = m.Reg(f"q{j}", width)
+        at = m.Wire(f"waddr{j}", sw)
+        m.Assign(at(Mux(low > Int(j, lk, base=10), row + Int(1, sw, base=10), row) if j < rows - 1 else row))
+        m.Always(Posedge(clk))(
+            q(mem[raddr[lk:aw] if aw > lk else Int(0, sw, base=10)]),
+            If(we[j])(mem[at](wdata[j * width:(j + 1) * width])),
+        )
+        outs.append(q)
+    m.Always(Posedge(clk))(sel(raddr[0:lk]))
+    out = outs[-1]
+    for j in reversed(range(rows - 1)):
+        out = Mux(sel == Int(j, lk, base=10), outs[j], out)
+    m.Assign(rdata(out))
+    return m
+
+
 def mk_mul(a_bits: int, b_bits: int, out_bits: int, c_bits: int = 0) -> Module:
     """Registered signed multiplier ``p <= a * b`` (or ``a * b * c`` when ``c_bits``), latency 1;
     ``out_bits`` comes from range inference."""

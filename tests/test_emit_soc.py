@@ -38,7 +38,8 @@ def _verilator_env(monkeypatch):
 def test_layer_through_cocotbext_axi_models(tmp_path, monkeypatch):
     _verilator_env(monkeypatch)
     design = tmp_path / "design"
-    # a partial last tile along m and k (Ruby's mapspace), narrow input rows, 16-byte output rows
+    # a partial last tile along m and k (Ruby's mapspace), four 4-byte input rows per beat with
+    # runs that start mid-beat (unaligned INCR bursts), 16-byte output rows
     run_all(compose(["workload.M=30", "workload.N=10", "workload.K=21", "arch.buffer_depth=16",
                      "mapper.mapspace=ruby", "target=rtl"]), design)
     hm = read_artifact(design, "rtl/host_interface.json")
@@ -50,6 +51,7 @@ def test_layer_through_cocotbext_axi_models(tmp_path, monkeypatch):
     run = memsys.program(hm, sm, adg, "gemm", kernel, Mapping.from_json(entry["mapping"]), entry["dataflow"],
                          pattern_operands(kernel, "random", 11), entry["tile"])
     assert run.grid.count > 1 and run.grid.rem != run.grid.full
+    assert hm.fill == 4 and any(t.fill > 1 and any(s % t.fill for s in t.stride) for t in run.traffic)
     blob = b"".join(data for _, data in run.images)
     bounds = np.cumsum([0] + [len(d) for _, d in run.images])
     case = tmp_path / "case.npz"

@@ -32,6 +32,18 @@ def test_bursts_without_a_contiguous_level_are_one_per_row():
     assert bursts(t, (3, 5, 4), 128) == (12, 12)  # the level it does not depend on is not moved
 
 
+def test_rows_that_share_a_beat_cost_the_transfers_their_runs_touch():
+    """4-byte rows, four to a 16-byte beat: a tile of 4 runs of 7 rows, 7 rows apart in DRAM,
+    starts its runs at rows 0, 7, 14, 21, i.e. at places 0, 3, 2, 1 of a beat, so they take
+    2, 3, 3 and 2 beats: 10, not 28 / 4 = 7. From the tile one run further on (first row 7),
+    places 3, 2, 1, 0: the same 10. Each run is one burst."""
+    t = Traffic(4, (True, True), 1, fill=4, stride=(7, 1))
+    assert bursts(t, (4, 7), 16) == (4, 10)
+    assert bursts(t, (4, 7), 16, (1, 0)) == (4, 10)
+    assert bursts(t, (1, 7), 16, (2, 0)) == (1, 3)  # row 14: place 2, beats (2 + 7 + 3) // 4
+    assert bursts(Traffic(4, (True, True), 1, fill=4, stride=(8, 1)), (4, 8), 16) == (4, 8)  # aligned runs
+
+
 def test_transfer_waits_for_waves_of_outstanding_bursts():
     ms = MemSystem(bus_bytes=16, bytes_per_cycle=16, latency=64, outstanding=2, program_cycles=0, drain=0)
     # one burst of 8 beats: latency, then 8 beats at one per cycle (+2 handshake cycles)

@@ -78,12 +78,13 @@ def test_whole_layer_is_bit_exact_through_the_memory_system(tmp_path, name):
 def test_a_tensor_the_next_tile_does_not_change_stays_in_its_half(tmp_path):
     """GEMM 96x4x8 on 4x4 with 16-word banks: A (m x k) is tiled along m, B (k x n, 8 rows of
     4 bytes) fits whole, so B is loaded for the first tile only: 192 narrow rows of A and 8
-    of B cross the bus, not 12 x 8 of B (the per-tensor ping-pong pointer)."""
+    of B cross the bus, not 12 x 8 of B (the per-tensor ping-pong pointer); four 4-byte rows
+    share each 16-byte beat and the banks take them in one write."""
     run_all(compose(["workload.M=96", "workload.N=4", "workload.K=8", "arch.buffer_depth=16",
                      "target.scope=layers"]), tmp_path)
     (layer,) = read_artifact(tmp_path, "sim/result.json").layers
     assert layer["tiles"] == 12 and layer["mismatches"] == 0
-    assert layer["rd_beats"] == 96 * 8 // 4 + 8 * 4 // 4
+    assert layer["rd_beats"] == (96 * 8 // 4 + 8 * 4 // 4) // 4
     assert layer["rd_beats"] + layer["wr_beats"] == layer["beats_predicted"]
 
 

@@ -28,8 +28,11 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
   read-modify-write, counted in ``drain``). The three are sampled when a run starts and
   travel down the pipeline with its steps. ``dma_we, dma_half, dma_tensor, dma_addr,
   dma_row`` write a whole row (every lane of an input tensor, ``operand_bits`` each) into
-  a half; ``dma_ren, dma_rhalf, dma_raddr -> dma_rrow`` read a whole output row one cycle
-  later. The host ports write and read the halves the array uses.
+  a half; with ``fill`` above one (a bus beat holds several rows: :func:`fill_rows`),
+  ``dma_row`` holds ``fill`` rows and ``dma_mask`` says which: slot ``j`` is the row whose
+  bank address is ``j`` modulo the tensor's rows per write, at or after ``dma_addr``
+  (:func:`rtl_templates_free.primitives.mk_bank_rows`). ``dma_ren, dma_rhalf, dma_raddr ->
+  dma_rrow`` read a whole output row one cycle later. The host ports write and read the halves the array uses.
 * ``rd_lane, rd_addr -> rd_data``: read an output word, ``read_latency`` cycles later:
   one, or two through the post-processing unit (``ppu``), whose registers are
   ``ppu_mode_reg`` (bits: 1 requantise, 2 ReLU, 4 LUT; see
@@ -47,7 +50,30 @@ from lego_build.ir.soc import SocMap, pow2
 __all__ = ["HostMap", "SocMap", "clog2", "host_map", "soc_map"]
 
 
-def host_map(dag: DAG) -> HostMap:
+MAX_FILL = 4  # bank rows one DMA write fills at most (sub-banks per input bank)
+
+
+def fill_rows(dag: DAG, bus_bits: int) -> tuple[int, ...]:
+    """Per input tensor, the bank rows one AXI beat of ``bus_bits`` carries into its banks:
+    a row narrower than the bus shares a beat with the rows after it, and the banks take
+    them in one write (``MAX_FILL`` sub-banks at most, a power of two that divides the bank
+    depth). One row per cycle is the rate the array reads at, so a wider fill lets a tile's
+    load finish ahead of the previous tile's compute (:mod:`lego_build.emit.soc`)."""
+    out = []
+    for b in dag.buffers:
+        if b.role != "in":
+            continue
+        word = pow2(-(-max(x.bits for x in dag.buffers if x.role == "in") // 8))
+        k = min(MAX_FILL, max(1, (bus_bits // 8) // pow2(b.lanes * word)))
+        while b.depth % k:
+            k //= 2
+        out.append(k)
+    return tuple(out) if any(k > 1 for k in out) else ()
+
+
+def host_map(dag: DAG, bus_bits: int = 0) -> HostMap:
+    """The array's host and DMA interface; ``bus_bits`` the memory system's AXI data width
+    (0: none, one bank row per DMA write)."""
     ins = tuple(b.tensor for b in dag.buffers if b.role == "in")
     (out,) = (b for b in dag.buffers if b.role == "out")
     hm = HostMap(
@@ -71,6 +97,7 @@ def host_map(dag: DAG) -> HostMap:
                             default=1),
         ppu=dag.ppu,
         lanes=tuple(dag.buffer(t).lanes for t in (*ins, out.tensor)),
+        fill_rows=fill_rows(dag, bus_bits) if bus_bits else (),
         read_drain=min(max(dag.latency, 1) + 1, max(d for n, d in dag.schedule if dag.node(n).kind == "read") + 1),
     )
     return replace(hm, cfg_addr_bits=clog2(hm.n_regs))

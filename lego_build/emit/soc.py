@@ -20,8 +20,10 @@ Blocks, each a function below, in one module so the generated Verilog reads top 
   responses come back in order; an error response or a foreign ID sets STATUS bit 2. A tensor's tile is
   a strided box of rows (:mod:`lego_build.ir.soc`); rows contiguous in DRAM (the innermost
   level the tensor depends on) go out as one INCR burst, split at 256 beats and 4 KB
-  boundaries; rows narrower than the bus are narrow beats, one row each. The loader writes one
-  whole row (every lane of the tensor) per cycle into the array's banks; the storer
+  boundaries; a row narrower than the bus shares its beat with the next rows of its run (up
+  to ``fill``, :func:`lego_build.emit.host.fill_rows`), and the banks take them in one write
+  (sub-banks interleaved by address), so a tile's load can outrun the array, which reads one
+  row per cycle; a row wider than the bus is several beats. The storer
   reads one row per cycle from the output half being written back and sends each beat's
   words through the PPU (:func:`_ppu_beat`: one requantise-and-ReLU lane per word of a beat,
   one activation table they share, configured with the array's PPU registers), so a layer's
@@ -186,7 +188,8 @@ def mk_soc(hm: HostMap, sm: SocMap) -> tuple[Module, list[Module]]:
         ("stepping", 1), ("fin", 1), ("rfin", 1),
         ("in_half", len(hm.input_tensors)), ("out_half", 1), ("acc", 1), ("dma_we", 1), ("dma_half", 1),
         ("dma_tensor", hm.tensor_bits),
-        ("dma_addr", aw), ("dma_row", hm.in_row_bits), ("dma_raddr", aw), ("dma_rhalf", 1), ("dma_ren", 1),
+        ("dma_addr", aw), ("dma_row", hm.fill * hm.in_row_bits), *([("dma_mask", hm.fill)] if hm.fill > 1 else []),
+        ("dma_raddr", aw), ("dma_rhalf", 1), ("dma_ren", 1),
         ("dma_rrow", hm.out_row_bits), ("rd_data", hm.out_bits))}
     tied = [("host_we", _i(0, 1)), ("host_tensor", _i(0, hm.tensor_bits)), ("host_lane", _i(0, hm.lane_bits)),
             ("host_addr", _i(0, aw)), ("host_wdata", _i(0, hm.operand_bits)), ("rd_lane", _i(0, hm.lane_bits)),
@@ -470,42 +473,54 @@ def _sequencer(c: _Ctx, state: dict) -> None:
     c.w["ld_half"], c.w["st_half"] = ld_half, st_half
 
 
-def _run(c: _Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list):
+def _run(c: _Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list, fills: list | None = None):
     """Per-tensor burst geometry of the tile being moved: the walker's last indices (the
-    contiguous run level folded into the burst), the run's length in beats (a row of at
-    least a bus width is ``slot / bus`` full beats; a narrower row is one narrow beat, so a
-    run of narrow rows is one narrow INCR burst, AXI4 A3.4.1), AxSIZE, and the beat's bytes
-    as a shift (``log2`` of ``min(slot, bus)``)."""
-    m, r, sm = c.m, c.regs, c.sm
+    contiguous run level folded into the burst), the run's length in beats, AxSIZE, and the
+    beat's bytes as a shift. A row of at least a bus width is ``slot / bus`` full beats; a
+    narrower row shares a beat with the ``fill - 1`` rows after it (``fills``, per tensor;
+    :func:`lego_build.emit.host.fill_rows`): a run of them is one INCR burst of
+    ``fill * slot``-byte transfers (a narrow burst when that is less than the bus, AXI4
+    A3.4.1), from the transfer that holds the run's first row. Returns also the wire the
+    caller drives, per tensor of several rows per beat, with its run's first row's place in
+    its transfer (address bits ``log2 slot`` up)."""
+    m, sm = c.m, c.sm
     lv, cw = c.hm.levels, c.hm.counter_bits
-    rows_last, runs_last, beats_shift, sizes, inners = [], [], [], [], []
-    for t in tensors:
+    fills = fills or [1] * len(tensors)
+    rows_last, runs_last, beats_shift, sizes, run_rows = [], [], [], [], []
+    for t, k in zip(tensors, fills):
         slot = sm.slot_bytes[t]
-        dep = _deps(c, t)
-        inner = [r["row"][t][l] == _i(slot, ADDR) for l in range(lv)]  # rows contiguous in DRAM
-        inners.append(inner)
-        rows_last.append([Mux(dep[l], bounds[l], _i(0, cw)) for l in range(lv)])
-        runs_last.append([Mux(inner[l], _i(0, cw), rows_last[-1][l]) for l in range(lv)])
+        rl, ul, last = _geometry(c, t, bounds)
+        rows_last.append(rl)
+        runs_last.append(ul)
+        run_rows.append(last)
         beats_shift.append(clog2(slot // sm.bus_bytes) if slot > sm.bus_bytes else 0)
-        sizes.append(min(slot, sm.bus_bytes).bit_length() - 1)  # log2 of a power of two (1 byte: 0)
+        sizes.append((min(slot, sm.bus_bytes) * k).bit_length() - 1)  # log2 of a power of two (1 byte: 0)
     rows = [_pick(t_sel, t_bits, [x[l] for x in rows_last]) for l in range(lv)]
     runs = [m.Wire(f"{name}_runs_last{l}", cw) for l in range(lv)]
     for l in range(lv):
         m.Assign(runs[l](_pick(t_sel, t_bits, [x[l] for x in runs_last])))
-    # beats of one run: the rows of the run level times the beats per row
+    run_pos = {}  # per tensor of several rows per beat: its run's first row's place in a transfer
+    # beats of one run: the rows of the run level times the beats per row, or the transfers
+    # its rows (from the first row's place in its transfer on) fill
     rb = cw + 9
     per_tensor = []
-    for inner, shift in zip(inners, beats_shift):
-        run_rows = _i(0, cw)
-        for l in range(lv):
-            run_rows = Mux(inner[l], bounds[l], run_rows)
-        per_tensor.append(Cat(_i(0, 9 - shift), run_rows + _i(1, cw), _i(0, shift)) if shift else
-                          Cat(_i(0, 9), run_rows + _i(1, cw)))
+    for t, last, shift, k in zip(tensors, run_rows, beats_shift, fills):
+        if k > 1:
+            lk = clog2(k)
+            run_pos[t] = m.Wire(f"{name}_run_pos{t}", lk)
+            rows_from = Cat(_i(0, rb - cw), last) + Cat(_i(0, rb - lk), run_pos[t]) + _i(k, rb)
+            span = _wire(m, f"{name}_span{t}", rb, rows_from)
+            c.unused.append((span[0:lk], lk))
+            per_tensor.append(Cat(_i(0, lk), span[lk:rb]))
+        elif shift:
+            per_tensor.append(Cat(_i(0, 9 - shift), last + _i(1, cw), _i(0, shift)))
+        else:
+            per_tensor.append(Cat(_i(0, 9), last + _i(1, cw)))
     run_beats = m.Wire(f"{name}_run_beats", rb)
     m.Assign(run_beats(_pick(t_sel, t_bits, per_tensor)))
     size = m.Wire(f"{name}_size", 3)
     m.Assign(size(_pick(t_sel, t_bits, [_i(z, 3) for z in sizes])))
-    return rows, runs, run_beats, size, (t_sel, t_bits, sizes)
+    return rows, runs, run_beats, size, (t_sel, t_bits, sizes), run_pos
 
 
 def _issuer(c: _Ctx, name: str, walker_addr, run_beats, beat):
@@ -564,13 +579,23 @@ def _address_channel(c: _Ctx, ch: str, may_issue, walk_last, step, start, restar
 
 
 def _loader(c: _Ctx) -> None:
-    """The DMA read engine: every input tensor's rows of the tile, into the free input half."""
+    """The DMA read engine: every input tensor's rows of the tile, into the free input half.
+
+    The address channel walks the tile's runs (rows contiguous in DRAM), a burst or more
+    each; the data channel walks the same runs and counts the rows of the current one. A
+    beat brings part of a row (a row wider than the bus: the row is written at its last
+    beat), one row (a narrow beat), or up to ``fill`` rows of the run (``hm.fill_rows``),
+    which the banks take in one write (:func:`rtl_templates_free.primitives.mk_bank_rows`):
+    slot ``j`` of ``dma_row`` holds the row whose bank address is ``j`` modulo the fill, at or
+    after ``dma_addr``, and ``dma_mask`` bit ``j`` says it is there. A run's rows are
+    consecutive bank addresses (its level is the tensor's innermost in the bank layout too)."""
     m, hm, sm, r, w, core, mi, mo = c.m, c.hm, c.sm, c.regs, c.w, c.core, c.mi, c.mo
     lv, cw, aw = hm.levels, hm.counter_bits, hm.addr_bits
     nin = len(hm.input_tensors)
     tb = clog2(nin + 1)
     bw, bb = sm.bus_bits, sm.bus_bytes
     tensors = list(range(nin))
+    fills = [hm.rows_of(t) for t in tensors]
     bounds = w["ld_bounds"]
 
     # the tensors of this load (w["ld_mask"]): the first, and the one after each
@@ -591,13 +616,20 @@ def _loader(c: _Ctx) -> None:
     # address channel
     ar_t, ar_on, ar_restart = m.Reg("ar_t", tb), m.Reg("ar_on"), m.Reg("ar_restart")
     ar_more, ar_next_t = after("ar", ar_t)
-    _, runs_last, run_beats, size, beat = _run(c, "ar", ar_t, tb, tensors, bounds)
+    _, runs_last, run_beats, size, beat, run_pos = _run(c, "ar", ar_t, tb, tensors, bounds, fills)
     ar_step, ar_start = m.Wire("arw_step"), m.Wire("arw_start")
     _, (ar_walk,), ar_walk_last = walker(
         m, c.clk, "arw", runs_last, cw, [(ADDR, _pick(ar_t, tb, w["ld_bases"]), _pick_strides(r["row"], ar_t, tb,
                                                                                            tensors, lv))],
         ar_start, ar_step)
+    for t, pos in run_pos.items():
+        ls = sm.slot_bytes[t].bit_length() - 1  # log2 of a power of two
+        m.Assign(pos(ar_walk[ls:ls + clog2(fills[t])]))
     first, addr_r, rem_r, addr, rem, piece, alen, pbytes = _issuer(c, "ar", ar_walk, run_beats, beat)
+    nxt = addr
+    if run_pos:  # a run may start mid-transfer: its next burst starts at the transfer after the last
+        nxt = _wire(m, "ar_aligned", ADDR, _pick(ar_t, tb, [Cat(addr[z:ADDR], _i(0, z)) if z else addr
+                                                            for z in beat[2]]))
     ob = clog2(sm.max_outstanding + 1)
     outstanding = m.Reg("ar_outstanding", ob)
     ar_hs, run_end = _address_channel(c, "ar", ar_on & ~ar_restart & (outstanding < _i(sm.max_outstanding, ob)),
@@ -617,56 +649,103 @@ def _loader(c: _Ctx) -> None:
                     first(1),
                     If(ar_walk_last)(
                         If(~ar_more)(ar_on(0)).Else(ar_t(ar_next_t), ar_restart(1))))
-                .Else(first(0), addr_r(addr + pbytes), rem_r(rem - piece)))))
+                .Else(first(0), addr_r(nxt + pbytes), rem_r(rem - piece)))))
 
-    # data channel: rows into the banks
+    # data channel: the runs again, and the rows of the current one
     r_t, r_on, r_restart = m.Reg("r_t", tb), m.Reg("r_on"), m.Reg("r_restart")
     r_more, r_next_t = after("r", r_t)
     r_step, r_start = m.Wire("rw_step"), m.Wire("rw_start")
     low = 12
-    _, (bank_addr, dram_low), r_walk_last = walker(
-        m, c.clk, "rw", rows_last_for(c, r_t, tb, tensors, bounds), cw,
+    geo = [_geometry(c, t, bounds) for t in tensors]
+    r_runs = [_wire(m, f"rw_runs_last{l}", cw, _pick(r_t, tb, [g[1][l] for g in geo])) for l in range(lv)]
+    r_run_last = _wire(m, "r_run_last", cw, _pick(r_t, tb, [g[2] for g in geo]))
+    _, (run_bank, run_low), r_walk_last = walker(
+        m, c.clk, "rw", r_runs, cw,
         [(aw, _i(0, aw), _pick_strides(r["bank"], r_t, tb, tensors, lv)),
          (low, _pick(r_t, tb, [x[0:low] for x in w["ld_bases"]]),
           [_pick(r_t, tb, [r["row"][t][l][0:low] for t in tensors]) for l in range(lv)])],
         r_start, r_step)
+    r_i = m.Reg("r_i", cw)  # rows of the run already written
+    r_left = _wire(m, "r_left", cw, r_run_last - r_i)  # rows of the run after the first of this beat
+    bank_addr = _wire(m, "r_bank_addr", aw, run_bank + (r_i[0:aw] if aw <= cw else Cat(_i(0, aw - cw), r_i)))
+    if aw < cw:
+        c.unused.append((r_i[aw:cw], cw - aw))
     beats_max = max(max(1, sm.slot_bytes[t] // bb) for t in tensors)
     bi = clog2(beats_max + 1)
     r_beat = m.Reg("r_beat", bi)
     slots = [m.Reg(f"r_slot{k}", bw) for k in range(beats_max - 1)]
-    row_end_t = []
-    rows_t = []
-    for t in tensors:
+    lb = clog2(bb)
+    row_end_t, more_t, data_t, mask_t = [], [], [], []  # per tensor: the beat ends a row; rows after it; slots
+    for t, k in zip(tensors, fills):
         slot = sm.slot_bytes[t]
         nb = max(1, slot // bb)
-        if slot >= bb:
+        if slot >= bb:  # a row of nb beats
             bytes_ = _wire(m, f"r_bytes{t}", nb * bw, Cat(mi["rdata"], *reversed(slots[:nb - 1])) if nb > 1
                            else mi["rdata"])
             row_end_t.append(r_beat == _i(nb - 1, bi))
-        else:
-            bytes_ = _wire(m, f"r_bytes{t}", bw, mi["rdata"] >> Cat(dram_low[0:clog2(bb)], _i(0, 3)))
+            rows = [_lanes_in(c, t, bytes_, nb * bw)]
+            span = None
+        else:  # up to k rows in the beat, from the current row's place in its transfer on
+            ls, lk = slot.bit_length() - 1, (clog2(k) if k > 1 else 0)  # log2 of powers of two
+            at = _wire(m, f"r_at{t}", lb, run_low[0:lb] + (Cat(r_i[0:lb - ls], _i(0, ls)) if ls else r_i[0:lb]))
+            win = _wire(m, f"r_win{t}", bw, mi["rdata"] >> Cat(at[ls + lk:lb], _i(0, ls + lk + 3))
+                        if ls + lk < lb else mi["rdata"])
+            if ls:
+                c.unused.append((at[0:ls], ls))
+            if k * slot < bb:
+                c.unused.append((win[k * slot * 8:bw], bw - k * slot * 8))
             row_end_t.append(_i(1, 1))
-        rows_t.append(_lanes_in(c, t, bytes_, nb * bw if slot >= bb else bw))
+            rows = [_lanes_in(c, t, _wire(m, f"r_row{t}_{q}", slot * 8, win[q * slot * 8:(q + 1) * slot * 8]),
+                              slot * 8) for q in range(k)]
+            span = (at[ls:ls + lk], lk) if k > 1 else None
+        if span is None:  # one row: it ends the run when it is the run's last
+            more_t.append(_i(0, clog2(hm.fill)))
+            data_t.append(rows)
+            mask_t.append([_i(1, 1)])
+            continue
+        pos, lk = span
+        a = bank_addr[0:lk]
+        room = _wire(m, f"r_room{t}", lk, _i(k - 1, lk) - pos)  # rows after the first that the beat holds
+        fits = Cat(_i(0, cw - lk), room) >= r_left if cw > lk else room >= r_left
+        more = _wire(m, f"r_more{t}", lk, Mux(fits, r_left[0:lk], room))
+        rot = _wire(m, f"r_rot{t}", lk, pos - a)
+        data_t.append([_pick(rot, lk, [rows[(j + q) % k] for q in range(k)]) for j in range(k)])
+        mask_t.append([_wire(m, f"r_e{t}_{j}", lk, _i(j, lk) - a) <= more for j in range(k)])
+        more_t.append(Cat(_i(0, clog2(hm.fill) - lk), more) if clog2(hm.fill) > lk else more)
+    fb = clog2(hm.fill)
+    r_more_rows = _wire(m, "r_more_rows", fb, _pick(r_t, tb, more_t))
+    run_fin = _wire(m, "r_run_fin", 1, Cat(_i(0, cw - fb), r_more_rows) == r_left if cw > fb else r_more_rows == r_left)
     row_end = m.Wire("r_row_end")
     m.Assign(row_end(r_hs & _pick(r_t, tb, row_end_t)))
-    m.Assign(r_step(row_end & ~r_walk_last))
+    m.Assign(r_step(row_end & run_fin & ~r_walk_last))
     m.Assign(r_start(r_restart))
     m.Assign(mo["rready"](r_on & ~r_restart))
+    slot_rows = [_pick(r_t, tb, [d[j] if j < len(d) else _i(0, hm.in_row_bits) for d in data_t])
+                 for j in range(hm.fill)]
     dma_we, dma_addr = m.Reg("dma_we_r"), m.Reg("dma_addr_r", aw)
-    dma_tensor, dma_row = m.Reg("dma_tensor_r", hm.tensor_bits), m.Reg("dma_row_r", hm.in_row_bits)
+    dma_tensor, dma_row = m.Reg("dma_tensor_r", hm.tensor_bits), m.Reg("dma_row_r", hm.fill * hm.in_row_bits)
     done = m.Reg("ld_done_r")
+    writes = [dma_we(1), dma_addr(bank_addr), dma_tensor(r_t[0:hm.tensor_bits]), dma_row(Cat(*reversed(slot_rows)))]
+    if hm.fill > 1:
+        dma_mask = m.Reg("dma_mask_r", hm.fill)
+        writes.append(dma_mask(_pick(r_t, tb, [Cat(*reversed(mk + [_i(0, 1)] * (hm.fill - len(mk))))
+                                               for mk in mask_t])))
+        m.Assign(core["dma_mask"](dma_mask))
     m.Always(Posedge(c.clk))(
         dma_we(0), done(0),
-        If(c.rst)(r_on(0), r_restart(0), r_beat(0))
+        If(c.rst)(r_on(0), r_restart(0), r_beat(0), r_i(0))
         .Else(
-            If(w["ld_start"])(r_on(any_), r_t(first_t), r_restart(any_), r_beat(0), If(~any_)(done(1))),
+            If(w["ld_start"])(r_on(any_), r_t(first_t), r_restart(any_), r_beat(0), r_i(0), If(~any_)(done(1))),
             If(r_restart)(r_restart(0)),
             If(r_hs)(
                 *[If(r_beat == _i(k, bi))(slots[k](mi["rdata"])) for k in range(len(slots))],
                 If(row_end)(
-                    r_beat(0), dma_we(1), dma_addr(bank_addr), dma_tensor(r_t[0:hm.tensor_bits]),
-                    dma_row(_pick(r_t, tb, rows_t)),
-                    If(r_walk_last)(If(~r_more)(r_on(0), done(1)).Else(r_t(r_next_t), r_restart(1))))
+                    r_beat(0), *writes,
+                    If(run_fin)(
+                        r_i(0),
+                        If(r_walk_last)(If(~r_more)(r_on(0), done(1)).Else(r_t(r_next_t), r_restart(1))))
+                    .Else(r_i(r_i + Cat(_i(0, cw - fb), r_more_rows) + _i(1, cw) if cw > fb else
+                              r_i + r_more_rows + _i(1, cw))))
                 .Else(r_beat(r_beat + 1)))))
     m.Assign(w["rd_beat"](r_hs))
     m.Assign(w["ld_done"](done))
@@ -678,11 +757,20 @@ def _loader(c: _Ctx) -> None:
     c.w["r_err"] = r_hs & ((mi["rresp"] != _i(0, 2)) | mi["rid"])  # an error, or a response not for our ID
 
 
-def rows_last_for(c: _Ctx, t_sel, tb: int, tensors: list, bounds: list) -> list:
-    """Per level, the last trip the rows of the selected tensor walk (0 where it does not depend)."""
-    cw = c.hm.counter_bits
-    return [_pick(t_sel, tb, [Mux(_deps(c, t)[l], bounds[l], _i(0, cw)) for t in tensors])
-            for l in range(c.hm.levels)]
+def _geometry(c: _Ctx, t: int, bounds: list) -> tuple[list, list, object]:
+    """Tensor ``t``'s rows of a tile of last trips ``bounds``: per level the last trip its rows
+    walk (0 where it does not depend), the same with the run level (rows contiguous in DRAM)
+    folded into the run, and the run's last row."""
+    lv, cw = c.hm.levels, c.hm.counter_bits
+    slot = c.sm.slot_bytes[t]
+    dep = _deps(c, t)
+    inner = [c.regs["row"][t][l] == _i(slot, ADDR) for l in range(lv)]
+    rows_last = [Mux(dep[l], bounds[l], _i(0, cw)) for l in range(lv)]
+    runs_last = [Mux(inner[l], _i(0, cw), rows_last[l]) for l in range(lv)]
+    run_rows = _i(0, cw)
+    for l in range(lv):
+        run_rows = Mux(inner[l], bounds[l], run_rows)
+    return rows_last, runs_last, run_rows
 
 
 def _pick_strides(table, t_sel, tb: int, tensors: list, lv: int) -> list:
@@ -711,7 +799,7 @@ def _storer(c: _Ctx) -> None:
     slot, wb = sm.slot_bytes[t], sm.word_bytes[t]
     one = _i(0, 1)
     bounds = w["st_bounds"]
-    rows_last, runs_last, run_beats, size, beat = _run(c, "aw", one, 1, [t], bounds)
+    rows_last, runs_last, run_beats, size, beat, _ = _run(c, "aw", one, 1, [t], bounds)
 
     # address channel: runs of the output tile's rows; burst lengths queue for WLAST
     aw_on, aw_restart = m.Reg("aw_on"), m.Reg("aw_restart")

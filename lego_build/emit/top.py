@@ -4,22 +4,23 @@ Port map and timing of the host interface: :mod:`lego_build.emit.host`.
 """
 from __future__ import annotations
 
-from veriloggen import Cat, If, Int, Module, Mux, Posedge, StubModule
+from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
 
 from lego_build.backend.fus import FUS
 from lego_build.emit.ctrl import mk_ctrl
 from lego_build.emit.host import HostMap, host_map
 from lego_build.ir.dag import DAG, DelaySpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, PortSpec
-from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_fifo, mk_mac, mk_ppu
+from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_bank_rows, mk_fifo, mk_mac, mk_ppu
 
 
 def _edge_name(e: Edge) -> str:
     return f"{e.src}__{e.dst}_{e.dst_port}"
 
 
-def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
-    """Return the top module, its submodules (one per distinct name), and the host map."""
-    hm = host_map(dag)
+def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
+    """Return the top module, its submodules (one per distinct name), and the host map;
+    ``bus_bits`` the memory system's AXI width (the bank rows one DMA write fills)."""
+    hm = host_map(dag, bus_bits)
     m = Module("lego_top")
     clk = m.Input("clk")
     rst = m.Input("rst")
@@ -49,7 +50,8 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
     dma_half = m.Input("dma_half")
     dma_tensor = m.Input("dma_tensor", hm.tensor_bits)
     dma_addr = m.Input("dma_addr", hm.addr_bits)
-    dma_row = m.Input("dma_row", hm.in_row_bits)
+    dma_row = m.Input("dma_row", hm.fill * hm.in_row_bits)  # ``fill`` rows, slot j for bank address j mod rows
+    dma_mask = m.Input("dma_mask", hm.fill) if hm.fill > 1 else None
     dma_raddr = m.Input("dma_raddr", hm.addr_bits)
     dma_rhalf = m.Input("dma_rhalf")
     dma_ren = m.Input("dma_ren")
@@ -138,7 +140,7 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
     tag_out = tag_chain("out_half", out_half, "write")
     tag_acc = tag_chain("acc", acc, "write")
     out_rdata, dma_words = [], []
-    unused = []  # address bits above a smaller bank's (arch.onchip_kb sizes banks per tensor)
+    unused = []  # address bits above a smaller bank's (arch.onchip_kb sizes banks per tensor), DMA row bits
 
     def bank_addr(sig, buf):
         """``sig`` (an address generator's width) cut to ``buf``'s banks."""
@@ -151,6 +153,7 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
         return sig[0:buf.addr_bits]
     seen: set = set()
     write_addr: dict = {}  # per input tensor: the DMA's or the host's write address
+    write_mask: dict = {}  # per input tensor of several rows per write: the sub-banks written
     for n in dag.nodes:
         if n.kind == "read":
             port = n.spec(PortSpec)
@@ -158,10 +161,17 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
             index = Int(in_index[buf.tensor], hm.tensor_bits, base=10)
             sel = (host_tensor == index) & (host_lane == Int(lane, hm.lane_bits, base=10))
             dsel = dma_we & (dma_tensor == index)
-            word = dma_row[lane * hm.operand_bits:lane * hm.operand_bits + buf.bits]
+            k = hm.rows_of(in_index[buf.tensor])
+            words = [dma_row[j * hm.in_row_bits + lane * hm.operand_bits:
+                             j * hm.in_row_bits + lane * hm.operand_bits + buf.bits] for j in range(k)]
             if buf.tensor not in write_addr:
                 write_addr[buf.tensor] = m.Wire(f"bank_waddr_{buf.tensor}", hm.addr_bits)
                 m.Assign(write_addr[buf.tensor](Mux(dma_we, dma_addr, host_addr)))
+                if k > 1:  # which sub-banks a write fills: the DMA's rows, or the host word's
+                    lk = k.bit_length() - 1
+                    onehot = Cat(*reversed([host_addr[0:lk] == Int(j, lk, base=10) for j in range(k)]))
+                    write_mask[buf.tensor] = m.Wire(f"bank_wmask_{buf.tensor}", k)
+                    m.Assign(write_mask[buf.tensor](Mux(dma_we, dma_mask[0:k], onehot)))
             halves = []
             ih = in_half[in_index[buf.tensor]] if nin > 1 else in_half
             for h in (0, 1):  # ping-pong: the array reads its half of the tensor while the DMA fills the other
@@ -169,9 +179,13 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
                 dma_mine = dma_half if h else ~dma_half
                 rdata = m.Wire(f"{n.name}_rdata{h}", buf.bits)
                 halves.append(rdata)
-                m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
-                    ("clk", clk), ("we", (host_we & sel & mine) | (dsel & dma_mine)),
-                    ("waddr", bank_addr(write_addr[buf.tensor], buf)), ("wdata", Mux(dma_we, word, host_wdata)),
+                we = (host_we & sel & mine) | (dsel & dma_mine)
+                bank = mk_bank(buf.bits, buf.depth) if k == 1 else mk_bank_rows(buf.bits, buf.depth, k)
+                m.Instance(use(bank), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
+                    ("clk", clk), ("we", we if k == 1 else Repeat(we, k) & write_mask[buf.tensor]),
+                    ("waddr", bank_addr(write_addr[buf.tensor], buf)),
+                    ("wdata", Mux(dma_we, words[0], host_wdata) if k == 1 else
+                     Cat(*reversed([Mux(dma_we, w, host_wdata[0:buf.bits]) for w in words]))),
                     ("raddr", bank_addr(inp[(n.name, "addr")], buf)), ("rdata", rdata),
                 ])
             m.Assign(signal[(n.name, "data")](Mux(tag_in[buf.tensor][when[n.name]], halves[1], halves[0])))
@@ -261,6 +275,10 @@ def mk_top(dag: DAG) -> tuple[Module, list[Module], HostMap]:
             word = m.Wire(f"{n.name}_dma_word", buf.bits)  # named: one row of 1024 lanes is one long line
             m.Assign(word(Mux(dma_rhalf, halves[1], halves[0])))
             dma_words.append((lane, word))
+    for j in range(1, hm.fill):  # slot j of the DMA row: as wide as the widest tensor of more than j rows
+        used = max(hm.lanes[t] * hm.operand_bits for t in range(nin) if hm.rows_of(t) > j)
+        if used < hm.in_row_bits:
+            unused.append((dma_row[j * hm.in_row_bits + used:(j + 1) * hm.in_row_bits], hm.in_row_bits - used))
     if unused:  # Verilator's lint ignores signals named *unused*
         bits = m.Wire("unused_addr_bits", sum(w for _, w in unused))
         m.Assign(bits(Cat(*[s for s, _ in unused])))

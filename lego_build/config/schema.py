@@ -466,6 +466,10 @@ class TargetConf:
     simulate: bool = True
     lint: bool = True
     synth: bool = False
+    asic: bool = False  # area, Fmax and power from the standard-cell flow (lego_build.sim.asic)
+    library: str = "osu018"  # its Liberty file: a qflow technology name or a .lib path
+    asic_mhz: float = 100.0  # the clock its power is reported at
+    activity: float = 0.1  # the toggle rate of every net (a stated default, not a measurement)
     waveform: bool = False
     seed: int = 1
     data: List[str] = field(default_factory=lambda: list(GENERATED))
@@ -480,7 +484,10 @@ class TargetConf:
     confirm: bool = False
 
     def __post_init__(self) -> None:
-        _positive("target", self, "max_cycles", "tile_steps")
+        _positive("target", self, "max_cycles", "tile_steps", "asic_mhz")
+        if not 0 < self.activity <= 1:
+            raise ConfigError(f"target.activity={self.activity}: must be a toggle rate per net and cycle in (0, 1], "
+                              "e.g. 0.1")
         _choice("target", "scope", self.scope, SCOPES)
         if self.jobs < 0:
             raise ConfigError(f"target.jobs={self.jobs}: must be >= 0 (0: one process per core)")

@@ -116,6 +116,7 @@ def _check_data_file(path: str) -> None:
 
 def _check_tools(cfg: LegoConfig) -> None:
     from lego_build.errors import StageError
+    from lego_build.sim.asic import require_asic_tools
     from lego_build.sim.verilator import require_verilator
     from lego_build.sim.yosys import require_yosys
 
@@ -124,5 +125,7 @@ def _check_tools(cfg: LegoConfig) -> None:
             require_verilator()
         if cfg.target.synth:
             require_yosys()
+        if cfg.target.asic:
+            require_asic_tools(cfg.target.library)
     except StageError as exc:
         raise ConfigError(f"target={cfg.target.name}: {exc}") from None

@@ -66,6 +66,7 @@ class SimResult:
     reason: str | None = field(default=None, metadata=OMIT)
     lint: str | None = field(default=None, metadata=OMIT)
     synth: dict | None = field(default=None, metadata=OMIT)
+    asic: dict | None = field(default=None, metadata=OMIT)  # target=asic: area, Fmax, power
     seed: int | None = field(default=None, metadata=OMIT)
     data: tuple[str, ...] | None = field(default=None, metadata=OMIT)
     overflow: str | None = field(default=None, metadata=OMIT)
@@ -112,6 +113,9 @@ class Summary:
     cells: int | None
     flip_flops: int | None
     transistors: int | None
+    area_mm2: float | None = field(default=None, metadata=OMIT)  # target=asic: with the SRAM banks
+    fmax_mhz: float | None = field(default=None, metadata=OMIT)
+    power_mw: float | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,7 @@ ARTIFACTS: dict[str, ArtifactType] = {
     "dag.json": ArtifactType(DAG, 1),
     "passes.json": ArtifactType(Passes, 1),
     "mapping.json": ArtifactType(MappingDoc, 1),
-    "rtl/host_interface.json": ArtifactType(HostMap, 2),
+    "rtl/host_interface.json": ArtifactType(HostMap, 3),
     "rtl/soc_interface.json": ArtifactType(SocMap, 1),
     "rtl/manifest.json": ArtifactType(RtlManifest, 1),
     "sim/result.json": ArtifactType(SimResult, 1),

@@ -459,6 +459,15 @@ def _simulation(sim: dict | None) -> str:
     if isinstance(synth, dict):
         kv.append(("Yosys", ", ".join(f"{_e(k.replace('_', ' '))} {_int(v)}" for k, v in sorted(synth.items())
                                       if isinstance(v, (int, float)))))
+    asic = sim.get("asic")
+    if isinstance(asic, dict):
+        kv.append(("Standard cells", _e(f"{asic['library']} ({asic['node_nm']:g} nm): {asic['area_mm2']} mm² "
+                                        "with SRAM, "
+                                        f"Fmax {asic['fmax_mhz']} MHz, {asic['power_total_mw']} mW at "
+                                        f"{asic['power_mhz']:g} MHz (toggle rate {asic['activity']:g}, "
+                                        f"{asic['activity_source']})")))
+        kv += [(_e(f"  {c}"), _e(f"{v:,} µm², {asic['power_mw'].get(c, 0.0):,.3f} mW"))
+               for c, v in sorted(asic["area_um2"].items(), key=lambda kv: -kv[1])]
     if kv:
         parts.append('<dl class="kv">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in kv) + "</dl>")
     tiles = sim.get("tiles") or []

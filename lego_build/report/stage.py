@@ -84,7 +84,26 @@ def summarize(cfg: LegoConfig, doc: dict, design_dir: Path | None = None) -> dic
         "cells": sim.get("synth", {}).get("cells"),
         "flip_flops": sim.get("synth", {}).get("flip_flops"),
         "transistors": sim.get("synth", {}).get("transistors"),
+        **({"area_mm2": sim["asic"]["area_mm2"], "fmax_mhz": sim["asic"]["fmax_mhz"],
+            "power_mw": sim["asic"]["power_total_mw"]} if "asic" in sim else {}),
     }
+
+
+def asic_lines(a: dict) -> list[str]:
+    """The standard-cell figures (:mod:`lego_build.sim.asic`): area and power by module class."""
+    total = sum(a["area_um2"].values())
+    out = [f"### Physical figures ({a['library']}, {a['node_nm']:g} nm, {a['vdd']:g} V)", "",
+           f"* area **{a['area_mm2']} mm²** (SRAM banks included), Fmax **{a['fmax_mhz']} MHz** (worst path "
+           f"{a['critical_path'][0]} -> {a['critical_path'][1]}), power **{a['power_total_mw']} mW** at "
+           f"{a['power_mhz']:g} MHz, every net toggling at {a['activity']:g} per cycle ({a['activity_source']}; "
+           "the banks read and written every cycle)", "",
+           "| class | area (µm²) | share | power (mW) |", "|---|---:|---:|---:|"]
+    for c, v in sorted(a["area_um2"].items(), key=lambda kv: -kv[1]):
+        out.append(f"| {c} | {v:,} | {v / total:.1%} | {a['power_mw'].get(c, 0.0):,.3f} |")
+    out += ["", "SRAM macros (the model of `sram_macro` in `lego_build/sim/asic.py`): " + "; ".join(
+        f"{m['count']} x {m['width']}b x {m['depth']} ({m['area_um2']:,.0f} µm², {m['read_pj']:.1f} pJ per access)"
+        for m in a["sram"]), ""]
+    return out
 
 
 def _dataflows(adg: dict) -> str:
@@ -152,6 +171,8 @@ def render_markdown(summary: dict, doc: dict) -> str:
         lines += [f"* Yosys (`synth -noabc`, banks black-boxed): {synth['cells']} cells, "
                   f"{synth['flip_flops']} flip-flops, "
                   f"{synth.get('transistors', '?')} transistors (`stat -tech cmos` estimate)", ""]
+    if "asic" in sim:
+        lines += asic_lines(sim["asic"])
     if sim.get("status") == "skipped":
         lines.append(f"Skipped ({sim['reason']}).")
     elif sim.get("layers"):

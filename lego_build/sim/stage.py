@@ -13,6 +13,7 @@ run) is printed as it happens.
 """
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from lego_build.ir.workload import Kernel
 from lego_build.runtime.artifacts import read_artifact, write_artifact
 from lego_build.runtime.atomic import install_file, replace_dir
 from lego_build.runtime.progress import Progress
-from lego_build.sim import memsys, soc_tb, verilator, yosys
+from lego_build.sim import asic, memsys, soc_tb, verilator, yosys
 from lego_build.sim.golden import file_operands, golden, load_data_file, outputs_computed, pattern_operands, wrap_signed
 from lego_build.sim.layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads
 from lego_build.sim.ppu import PPUConfig, apply, epilogue_config, on_chip
@@ -433,6 +434,22 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     }
 
 
+def _asic(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
+    """Area, Fmax and power of the design's RTL (:mod:`lego_build.sim.asic`); the SRAM macros
+    are its banks: per tensor, lanes x two halves x sub-banks."""
+    dag, hm = read_artifact(design_dir, "dag.json"), read_artifact(design_dir, "rtl/host_interface.json")
+    ways = {t: hm.rows_of(i) for i, t in enumerate(hm.input_tensors)}
+    buffers = [(b.bits, b.depth // ways.get(b.tensor, 1), 2 * b.lanes * ways.get(b.tensor, 1), ways.get(b.tensor, 1))
+               for b in dag.buffers]
+    with tempfile.TemporaryDirectory(prefix="lego_build-asic-") as tmp:
+        out = asic.implement(design_dir / "rtl", buffers, cfg.target.library, cfg.target.asic_mhz,
+                             cfg.target.activity, Path(tmp))
+    print(f"simulate: asic ({out['library']}, {out['node_nm']:g} nm): {out['area_mm2']} mm2 with SRAM, "
+          f"Fmax {out['fmax_mhz']} MHz, {out['power_total_mw']} mW at {out['power_mhz']:g} MHz "
+          f"(toggle rate {out['activity']:g}, default)")
+    return out
+
+
 def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     checks: dict = {}
     if cfg.target.lint:
@@ -446,6 +463,8 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
         checks["synth"] = yosys.synthesize(design_dir / "rtl")
         print(f"simulate: yosys: {checks['synth']['cells']} cells, {checks['synth']['flip_flops']} flip-flops "
               "(banks black-boxed)")
+    if cfg.target.asic:
+        checks["asic"] = _asic(cfg, design_dir, inputs)
     if not cfg.target.simulate:
         print("simulate: no simulation for this target")
         return {"sim/result.json": SimResult(status="skipped", reason=f"target={cfg.target.name}", **checks)}

@@ -1,0 +1,268 @@
+"""Physical figures of the generated RTL (``target=asic``, issue 19): area, clock and power
+from an open standard-cell flow (Debian's ``qflow`` package: Yosys, ABC, OpenSTA and the OSU
+cell libraries).
+
+The flow, on ``lego_soc`` (the array and its memory system), buffer banks as SRAM macros:
+
+* **Area by module class** from a hierarchical synthesis (each module mapped on its own, as
+  a bottom-up flow does: ``synth``, ``dfflibmap``, ABC with the library, fan-out buffering
+  and gate sizing): the Liberty area of every cell, summed per module and multiplied by
+  its instances; :data:`CLASSES` says which modules make a class; the array's own cells
+  split into flip-flops (pipeline and delay registers) and the rest (operand multiplexers
+  and interconnect). ABC runs without Yosys's default ``&fraig -x`` step, which does not
+  finish on these designs (:data:`ABC_SCRIPT`).
+* **Clock** from OpenSTA on a flattened synthesis of the same RTL (buffering across module
+  boundaries, so no module output drives thousands of loads unbuffered): the worst path
+  between registers and ports, ``Fmax = 1 / (period - worst slack)``; the SRAM macros'
+  pins are the paths' ends (their access time is not in the path).
+* **Power** at ``target.asic_mhz``: OpenSTA's ``report_power`` (the library's internal,
+  switching and leakage tables) with every net at the toggle rate ``target.activity`` (a
+  stated default, not a measurement), per module of the hierarchical netlist (linked on its
+  own; a module's own power is its total less its instances'), plus the SRAM macros.
+* **SRAM macros** (:func:`sram_macro`): not synthesised, never left out of the totals.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from lego_build.errors import StageError
+from lego_build.runtime.tools import require_tool
+
+QFLOW_TECH = Path("/usr/share/qflow/tech")  # Debian's qflow-tech-* packages
+INSTALL = "apt-get install -y qflow"
+# Yosys's ABC script for a liberty library less ``&fraig -x`` (which does not finish on these
+# designs), with ABC's fan-out buffering and gate sizing after mapping
+ABC_SCRIPT = "strash\ndc2\nstrash\ndch -f\nmap\ntopo\nbuffer -p\nupsize\ndnsize\nstime -p\n"
+# module name prefix -> area and power class (the array's own cells are split by kind)
+CLASSES = (("lego_mul", "FUs"), ("lego_acc", "FUs"), ("lego_mac", "FUs"), ("lego_add", "FUs"),
+           ("lego_bitfusion", "FUs"), ("lego_ctrl", "controller"), ("lego_ppu", "PPU"), ("lego_fifo", "FIFOs"),
+           ("lego_soc", "memory system (DMA, sequencer, AXI)"))
+REGISTERS, INTERCONNECT, SRAM = "array registers", "array muxes and interconnect", "SRAM banks"
+
+
+@dataclass(frozen=True)
+class Library:
+    """A Liberty file and what the flow needs from it: cell areas (µm²), which cells are
+    flip-flops, the feature size (nm) and the supply (V)."""
+
+    path: Path
+    node_nm: float
+    vdd: float
+    area: dict
+    flops: frozenset
+    leakage_nw: dict
+
+    @classmethod
+    def load(cls, spec: str) -> Library:
+        """``spec``: a qflow technology name (``osu018``: its ``<name>_stdcells.lib``) or a Liberty path."""
+        path = Path(spec)
+        if not path.suffix:
+            path = QFLOW_TECH / spec / f"{spec}_stdcells.lib"
+        if not path.is_file():
+            raise StageError(f"target.library={spec}: no Liberty file at {path}; install the cell libraries "
+                             f"({INSTALL}) or give a .lib path")
+        text = path.read_text(errors="replace")
+        area, leak, flops = {}, {}, set()
+        for m in re.finditer(r"\bcell\s*\(\s*\"?(\w+)\"?\s*\)\s*\{", text):
+            body = text[m.end():m.end() + 20000]
+            nxt = re.search(r"\bcell\s*\(", body)
+            body = body[:nxt.start()] if nxt else body
+            a = re.search(r"\barea\s*:\s*([\d.eE+-]+)", body)
+            lk = re.search(r"\bcell_leakage_power\s*:\s*([\d.eE+-]+)", body)
+            area[m.group(1)] = float(a.group(1)) if a else 0.0
+            leak[m.group(1)] = float(lk.group(1)) if lk else 0.0
+            if re.search(r"\bff\s*\(", body):
+                flops.add(m.group(1))
+        volt = re.search(r"\bnom_voltage\s*:\s*([\d.]+)", text)
+        node = re.search(r"(\d{2,3})", path.stem)  # osu018 -> 180 nm, osu035 -> 350 nm
+        if not area or not volt or not node:
+            raise StageError(f"target.library={spec}: {path} has no cells, nom_voltage or node in its name")
+        n = int(node.group(1))
+        return cls(path, n * 10.0 if n < 100 else float(n), float(volt.group(1)), area, frozenset(flops), leak)
+
+
+def require_asic_tools(library: str) -> None:
+    """Yosys and OpenSTA (Debian's qflow brings both) and the Liberty file; a one-line error if missing."""
+    require_tool("LEGO_QFLOW_YOSYS", ("yosys",), INSTALL)
+    require_tool("LEGO_STA", ("sta",), INSTALL)
+    Library.load(library)
+
+
+def sram_macro(width: int, depth: int, lib: Library) -> dict:
+    """Area (µm²), energy per read and per write (pJ) and leakage (nW) of one ``width x depth``
+    SRAM macro in ``lib``'s node.
+
+    * Area: a 6T cell of 600 λ² (150 F², F the feature size; the rule of thumb of CACTI's
+      single-ported SRAM in D. J. Greaves, *System-on-Chip Design*, Cambridge, 2012), and
+      periphery (decoders, sense amplifiers, drivers) taking 30 % of the macro (assumed).
+    * Access energy: Interstellar's CACTI 6.5 figures at 28 nm (seed 001, Table 5.2: 6 pJ per
+      16-bit access at 32 KB, x1.5 per doubling of capacity), per bit of the word, moved to
+      the node by classical scaling, energy ~ C V² with C ~ feature size (Dennard et al.,
+      1974) from 28 nm at 0.9 V; a write costs what a read does.
+    * Leakage: six transistors per bit, each leaking half the library's smallest inverter."""
+    bits = width * depth
+    f_um = lib.node_nm / 1000
+    area = bits * 150 * f_um ** 2 / 0.7
+    kbytes = max(bits / 8 / 1024, 1 / 64)
+    per_bit_28 = 6.0 / 16 * 1.5 ** math.log2(kbytes / 32)
+    energy = per_bit_28 * width * (lib.node_nm / 28) * (lib.vdd / 0.9) ** 2
+    inv = min((v for k, v in lib.leakage_nw.items() if k.startswith("INV") and v > 0), default=0.0)
+    return {"area_um2": area, "read_pj": energy, "write_pj": energy, "leakage_nw": bits * 6 * inv / 2}
+
+
+def _yosys(rtl: Path, banks: list[str], lib: Library, flat: bool, out: Path) -> None:
+    files = [ln.strip() for ln in (rtl / "filelist.f").read_text().splitlines() if ln.strip()]
+    abc = out / "abc.script"
+    abc.write_text(ABC_SCRIPT)
+    steps = [
+        f"read_verilog {' '.join(str(rtl / f) for f in files)}",
+        *([f"blackbox {' '.join(banks)}"] if banks else []),
+        "hierarchy -top lego_soc", f"synth -top lego_soc{' -flatten' if flat else ''}",
+        f"dfflibmap -liberty {lib.path}", f"abc -liberty {lib.path} -script {abc}",
+        "opt_clean -purge", "setundef -zero", "splitnets -ports", "opt_clean",
+        f"tee -q -o {out / 'stat.txt'} stat -liberty {lib.path}",
+        f"write_verilog -noattr -noexpr -nohex -nodec {out / 'netlist.v'}", f"write_json {out / 'netlist.json'}"]
+    script = "; ".join(steps)
+    proc = subprocess.run([require_tool("LEGO_QFLOW_YOSYS", ("yosys",), INSTALL), "-q", "-p", script],
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or not (out / "netlist.json").exists():
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise StageError(f"yosys (standard cells) failed: {tail[0]}")
+
+
+def _sta(netlist: Path, lib: Library, tops: list[str], period_ns: float, activity: float) -> dict:
+    """Worst slack of ``tops[0]`` and, per module of ``tops``, OpenSTA's total power (W); the
+    SRAM macros are modules the netlist does not define, black boxes to OpenSTA."""
+    lines = [f"read_liberty {lib.path}", f"read_verilog {netlist}"]
+    out: dict = {"power_w": {}}
+    for k, top in enumerate(tops):  # OpenSTA consumes the netlist it links: read it again for each
+        lines += [*([f"read_verilog {netlist}"] if k else []), f"link_design {top}",
+                  f"create_clock -name clk -period {period_ns} [get_ports clk]",
+                  f"set_power_activity -global -activity {activity}", f"puts \"MODULE {top}\"", "report_power"]
+        if k == 0:
+            lines += ["set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports clk]]",
+                      "set_output_delay 0 -clock clk [all_outputs]", "report_wns", "report_checks -digits 3"]
+    script = netlist.with_suffix(".sta.tcl")
+    script.write_text("\n".join(lines) + "\n")
+    proc = subprocess.run([require_tool("LEGO_STA", ("sta",), INSTALL), "-exit", str(script)],
+                          capture_output=True, text=True)
+    text = proc.stdout + proc.stderr
+    current = None
+    for ln in text.splitlines():
+        if ln.startswith("MODULE "):
+            current = ln.split()[1]
+        elif ln.startswith("Sequential") and current is not None and len(ln.split()) >= 5:
+            out.setdefault("sequential_w", {})[current] = float(ln.split()[4])
+        elif ln.startswith("Total") and current is not None and len(ln.split()) >= 5:
+            out["power_w"][current] = float(ln.split()[4])
+            current = None
+        elif ln.startswith("wns"):
+            out["wns_ns"] = float(ln.split()[1])
+        elif "startpoint" in ln.lower() and "critical" not in out:
+            out["critical"] = ln.split(":", 1)[1].strip()
+        elif ln.strip().startswith("Endpoint:") and "critical_end" not in out:
+            out["critical_end"] = ln.split(":", 1)[1].strip()
+    if "wns_ns" not in out or len(out["power_w"]) != len(tops):
+        err = [ln for ln in text.splitlines() if ln.startswith("Error")][:1] or text.strip().splitlines()[-1:]
+        raise StageError(f"OpenSTA failed on {netlist.name}: {err[0] if err else 'no output'}")
+    return out
+
+
+def _modules(netlist: dict, lib: Library, banks: list[str]) -> dict:
+    """Per module: own cell area, own flip-flop area, and its instances of other modules."""
+    mods = {}
+    for name, mod in netlist["modules"].items():
+        if name in banks or mod.get("attributes", {}).get("blackbox"):
+            continue
+        own = ff = 0.0
+        subs: dict = {}
+        for cell in mod["cells"].values():
+            t = cell["type"]
+            if t in lib.area:
+                own += lib.area[t]
+                ff += lib.area[t] if t in lib.flops else 0.0
+            elif not t.startswith("$"):
+                subs[t] = subs.get(t, 0) + 1
+        mods[name] = {"area": own, "ff": ff, "subs": subs}
+    return mods
+
+
+def _class(module: str) -> str:
+    return next((c for p, c in CLASSES if module.startswith(p)), INTERCONNECT)
+
+
+def _counts(mods: dict, top: str) -> dict:
+    """Instances of every module under ``top`` (``top`` once)."""
+    out: dict = {}
+
+    def walk(m: str, n: int) -> None:
+        out[m] = out.get(m, 0) + n
+        for s, k in mods.get(m, {}).get("subs", {}).items():
+            walk(s, n * k)
+    walk(top, 1)
+    return out
+
+
+def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str, mhz: float, activity: float,
+              work: Path) -> dict:
+    """Area, Fmax and power of ``rtl`` (``lego_soc``); ``buffers`` are ``(width, depth, count,
+    sub_banks)`` of the SRAM macros: ``count`` macros of ``width x depth`` in all (both
+    ping-pong halves), a bank being ``sub_banks`` of them (:func:`rtl_templates_free.mk_bank_rows`)."""
+    lib = Library.load(library)
+    files = [ln.strip() for ln in (rtl / "filelist.f").read_text().splitlines() if ln.strip()]
+    banks = [Path(f).stem for f in files if Path(f).stem.startswith("lego_bank_")]
+    hier, flat = work / "hier", work / "flat"
+    for d in (hier, flat):
+        d.mkdir(parents=True, exist_ok=True)
+    print(f"simulate: asic: synthesising to {lib.path.name}, hierarchical (area and power by module) and "
+          "flattened (timing), at once ...", flush=True)
+    with ThreadPoolExecutor(2) as pool:  # two Yosys processes
+        list(pool.map(lambda a: _yosys(rtl, banks, lib, *a), ((False, hier), (True, flat))))
+    yosys_area = float(re.findall(r"Chip area for (?:top )?module '\\lego_soc': ([\d.]+)",
+                                  (hier / "stat.txt").read_text())[-1])
+    mods = _modules(json.loads((hier / "netlist.json").read_text()), lib, banks)
+    counts = {m: n for m, n in _counts(mods, "lego_soc").items() if m in mods}  # the macros apart
+    period = 1000.0 / mhz
+    print("simulate: asic: static timing and power (OpenSTA) ...", flush=True)
+    timing = _sta(flat / "netlist.v", lib, ["lego_soc"], period, activity)
+    per_module = _sta(hier / "netlist.v", lib, sorted(counts), period, activity)
+    power, seq = per_module["power_w"], per_module.get("sequential_w", {})
+    area: dict = {}
+    watts: dict = {}
+    for m, n in counts.items():
+        own_power = power[m] - sum(k * power[s] for s, k in mods[m]["subs"].items() if s in power)
+        if m == "lego_top":  # the array's own cells: registers, and the rest
+            area[REGISTERS] = area.get(REGISTERS, 0.0) + n * mods[m]["ff"]
+            area[INTERCONNECT] = area.get(INTERCONNECT, 0.0) + n * (mods[m]["area"] - mods[m]["ff"])
+            own_seq = seq.get(m, 0.0) - sum(k * seq.get(s, 0.0) for s, k in mods[m]["subs"].items())
+            watts[REGISTERS] = watts.get(REGISTERS, 0.0) + n * own_seq
+            watts[INTERCONNECT] = watts.get(INTERCONNECT, 0.0) + n * (own_power - own_seq)
+        else:
+            c = _class(m)
+            area[c] = area.get(c, 0.0) + n * mods[m]["area"]
+            watts[c] = watts.get(c, 0.0) + n * own_power
+    macros = [(w, d, k, ways, sram_macro(w, d, lib)) for w, d, k, ways in buffers]
+    area[SRAM] = sum(k * s["area_um2"] for _, _, k, _, s in macros)
+    # at the array's full rate: every bank (two ping-pong halves of ``ways`` sub-banks each)
+    # read and written once a cycle (the array reads one half while the DMA fills the other;
+    # outputs read-modify-write), each access in one macro
+    watts[SRAM] = sum(k * s["leakage_nw"] * 1e-9 + k / (2 * ways) * (s["read_pj"] + s["write_pj"]) * 1e-12 * mhz * 1e6
+                      for _, _, k, ways, s in macros)
+    fmax = 1000.0 / (period - timing["wns_ns"])
+    logic = {k: round(v) for k, v in sorted(area.items())}
+    return {
+        "library": lib.path.name, "node_nm": lib.node_nm, "vdd": lib.vdd,
+        "area_um2": logic, "area_mm2": round(sum(area.values()) / 1e6, 4), "yosys_logic_um2": round(yosys_area),
+        "fmax_mhz": round(fmax, 2), "critical_path": [timing.get("critical", ""), timing.get("critical_end", "")],
+        "power_mhz": mhz, "activity": activity, "activity_source": "default",
+        "power_mw": {k: round(v * 1e3, 3) for k, v in sorted(watts.items())},
+        "power_total_mw": round(sum(watts.values()) * 1e3, 3),
+        "sram": [{"width": w, "depth": d, "count": k, "sub_banks": ways, **{x: round(y, 4) for x, y in s.items()}}
+                 for w, d, k, ways, s in macros],
+    }

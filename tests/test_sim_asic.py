@@ -1,0 +1,73 @@
+"""target=asic: area by module class (SRAM included), Fmax and power from Yosys + ABC + OpenSTA
+on the OSU 0.18 µm library (Debian's qflow), issue 19."""
+import math
+import shutil
+
+import pytest
+
+from lego_build import ConfigError, StageError, compose, run_all
+from lego_build.runtime.artifacts import read_artifact
+from lego_build.sim.asic import INTERCONNECT, REGISTERS, SRAM, Library, sram_macro
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("sta") is None or shutil.which("yosys") is None,
+                                                   reason="the asic flow needs Debian's qflow (apt-get install -y qflow)")]
+
+
+def test_library_reads_areas_flip_flops_node_and_supply():
+    lib = Library.load("osu018")
+    assert lib.node_nm == 180 and lib.vdd == 1.8
+    assert "DFFPOSX1" in lib.flops and "NAND2X1" not in lib.flops
+    assert 0 < lib.area["INVX1"] < lib.area["NAND2X1"] < lib.area["DFFPOSX1"]
+
+
+def test_sram_macro_follows_the_documented_model():
+    """8 x 1024 bits at 180 nm, 1.8 V, worked by hand: 8192 cells of 150 x 0.18² µm² over a 70 %
+    array efficiency; 1 KB is 32 KB / 2^5, so 6 pJ / 16 per bit x 1.5^-5 at 28 nm, x 8 bits,
+    x 180 / 28 x (1.8 / 0.9)²."""
+    m = sram_macro(8, 1024, Library.load("osu018"))
+    assert math.isclose(m["area_um2"], 8192 * 150 * 0.18 ** 2 / 0.7)
+    assert math.isclose(m["read_pj"], 6 / 16 * 1.5 ** -5 * 8 * 180 / 28 * 4)
+    assert m["write_pj"] == m["read_pj"] and m["leakage_nw"] > 0
+    big = sram_macro(8, 4096, Library.load("osu018"))  # four times the bits: 1.5^2 the energy per access
+    assert math.isclose(big["read_pj"] / m["read_pj"], 1.5 ** 2) and math.isclose(big["area_um2"], 4 * m["area_um2"])
+
+
+def test_a_library_that_is_not_there_is_a_one_line_error():
+    with pytest.raises(StageError, match=r"target.library=no_such_tech: no Liberty file .*apt-get install -y qflow"):
+        Library.load("no_such_tech")
+    with pytest.raises(ConfigError, match=r"target.activity=0"):
+        compose(["target=asic", "target.activity=0"])
+
+
+def test_asic_target_reports_area_by_class_fmax_and_power_on_a_4x4(tmp_path):
+    """Acceptance 1: the default 4x4 design through the flow. The classes' logic area is the
+    Liberty area Yosys's own ``stat`` reports for the whole design (an independent sum); the
+    SRAM macros are the banks (two halves per lane, four sub-banks per input lane at the
+    default 128-bit bus) priced by the model; power adds up and every class draws some."""
+    run_all(compose(["target=asic"]), tmp_path)
+    result = read_artifact(tmp_path, "sim/result.json")
+    a = result.asic
+    assert result.status == "skipped" and result.lint == "clean"
+    logic = {k: v for k, v in a["area_um2"].items() if k != SRAM}
+    assert set(logic) == {"FUs", "controller", "PPU", "memory system (DMA, sequencer, AXI)", REGISTERS, INTERCONNECT}
+    assert all(v > 0 for v in a["area_um2"].values())
+    assert abs(sum(logic.values()) - a["yosys_logic_um2"]) <= len(logic)  # rounding only
+    lib = Library.load("osu018")
+    want = {(8, 1024): 2 * 4 * 4 * 2, (32, 4096): 2 * 16}  # (A, B: 4 lanes x 2 halves x 4 sub-banks), Y
+    got: dict = {}
+    for m in a["sram"]:
+        got[(m["width"], m["depth"])] = got.get((m["width"], m["depth"]), 0) + m["count"]
+    assert got == want
+    assert math.isclose(a["area_um2"][SRAM], sum(n * sram_macro(w, d, lib)["area_um2"] for (w, d), n in want.items()),
+                        abs_tol=1)
+    assert math.isclose(a["area_mm2"], sum(a["area_um2"].values()) / 1e6, abs_tol=1e-3)
+    # the FUs: 16 multipliers and 16 accumulators; one FU is a small part of the whole
+    assert a["area_um2"]["FUs"] < a["area_um2"]["memory system (DMA, sequencer, AXI)"]
+    assert 1 < a["fmax_mhz"] < 1000 and all(a["critical_path"])
+    assert all(v > 0 for v in a["power_mw"].values())
+    assert math.isclose(a["power_total_mw"], sum(a["power_mw"].values()), abs_tol=0.01)
+    assert a["activity"] == 0.1 and a["activity_source"] == "default"
+    summary = read_artifact(tmp_path, "summary.json")
+    assert summary.area_mm2 == a["area_mm2"] and summary.fmax_mhz == a["fmax_mhz"]
+    report = (tmp_path / "report.md").read_text()
+    assert "### Physical figures (osu018_stdcells.lib, 180 nm, 1.8 V)" in report and "| SRAM banks |" in report

@@ -464,8 +464,7 @@ def _simulation(sim: dict | None) -> str:
         kv.append(("Standard cells", _e(f"{asic['library']} ({asic['node_nm']:g} nm): {asic['area_mm2']} mm² "
                                         "with SRAM, "
                                         f"Fmax {asic['fmax_mhz']} MHz, {asic['power_total_mw']} mW at "
-                                        f"{asic['power_mhz']:g} MHz (toggle rate {asic['activity']:g}, "
-                                        f"{asic['activity_source']})")))
+                                        f"{asic['power_mhz']:g} MHz (toggle rates {asic['activity_source']})")))
         kv += [(_e(f"  {c}"), _e(f"{v:,} µm², {asic['power_mw'].get(c, 0.0):,.3f} mW"))
                for c, v in sorted(asic["area_um2"].items(), key=lambda kv: -kv[1])]
     if kv:

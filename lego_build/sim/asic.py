@@ -16,9 +16,14 @@ The flow, on ``lego_soc`` (the array and its memory system), buffer banks as SRA
   between registers and ports, ``Fmax = 1 / (period - worst slack)``; the SRAM macros'
   pins are the paths' ends (their access time is not in the path).
 * **Power** at ``target.asic_mhz``: OpenSTA's ``report_power`` (the library's internal,
-  switching and leakage tables) with every net at the toggle rate ``target.activity`` (a
-  stated default, not a measurement), per module of the hierarchical netlist (linked on its
-  own; a module's own power is its total less its instances'), plus the SRAM macros.
+  switching and leakage tables), per module of the hierarchical netlist (linked on its own;
+  a module's own power is its total less its instances'), each module's nets at the toggle
+  rate its RTL signals had in simulation (Verilator's toggle coverage of the simulated
+  tiles, from each run's start to its done: the array's modules), the others at
+  ``target.activity`` (a stated default, not a measurement: the memory system, which the
+  tile scope does not run); plus the SRAM macros, read and written every cycle. This
+  OpenSTA reads no VCD or SAIF and prints no per-instance power of a hierarchical
+  instance, hence the per-module route.
 * **SRAM macros** (:func:`sram_macro`): not synthesised, never left out of the totals.
 """
 from __future__ import annotations
@@ -44,6 +49,7 @@ CLASSES = (("lego_mul", "FUs"), ("lego_acc", "FUs"), ("lego_mac", "FUs"), ("lego
            ("lego_bitfusion", "FUs"), ("lego_ctrl", "controller"), ("lego_ppu", "PPU"), ("lego_fifo", "FIFOs"),
            ("lego_soc", "memory system (DMA, sequencer, AXI)"))
 REGISTERS, INTERCONNECT, SRAM = "array registers", "array muxes and interconnect", "SRAM banks"
+PROBES = (0.1, 0.2)  # the toggle rates OpenSTA prices every module at (power is linear in between)
 
 
 @dataclass(frozen=True)
@@ -144,7 +150,8 @@ def _sta(netlist: Path, lib: Library, tops: list[str], period_ns: float, activit
     for k, top in enumerate(tops):  # OpenSTA consumes the netlist it links: read it again for each
         lines += [*([f"read_verilog {netlist}"] if k else []), f"link_design {top}",
                   f"create_clock -name clk -period {period_ns} [get_ports clk]",
-                  f"set_power_activity -global -activity {activity}", f"puts \"MODULE {top}\"", "report_power"]
+                  f"set_power_activity -global -activity {activity:g}",
+                  f"puts \"MODULE {top}\"", "report_power"]
         if k == 0:
             lines += ["set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports clk]]",
                       "set_output_delay 0 -clock clk [all_outputs]", "report_wns", "report_checks -digits 3"]
@@ -210,10 +217,14 @@ def _counts(mods: dict, top: str) -> dict:
 
 
 def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str, mhz: float, activity: float,
-              work: Path) -> dict:
+              work: Path, measured: dict | None = None) -> dict:
     """Area, Fmax and power of ``rtl`` (``lego_soc``); ``buffers`` are ``(width, depth, count,
     sub_banks)`` of the SRAM macros: ``count`` macros of ``width x depth`` in all (both
-    ping-pong halves), a bank being ``sub_banks`` of them (:func:`rtl_templates_free.mk_bank_rows`)."""
+    ping-pong halves), a bank being ``sub_banks`` of them (:func:`rtl_templates_free.mk_bank_rows`).
+    ``measured``: ``{"cycles": n, "modules": {module: {"toggles", "bits"}}}`` from Verilator's
+    toggle coverage of simulated runs (:func:`lego_build.sim.verilator.toggle_rates`): a
+    module's nets then toggle at its RTL signals' rate, its transitions over its bits, its
+    instances and the cycles; the others at ``activity``."""
     lib = Library.load(library)
     files = [ln.strip() for ln in (rtl / "filelist.f").read_text().splitlines() if ln.strip()]
     banks = [Path(f).stem for f in files if Path(f).stem.startswith("lego_bank_")]
@@ -231,16 +242,38 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     period = 1000.0 / mhz
     print("simulate: asic: static timing and power (OpenSTA) ...", flush=True)
     timing = _sta(flat / "netlist.v", lib, ["lego_soc"], period, activity)
-    per_module = _sta(hier / "netlist.v", lib, sorted(counts), period, activity)
-    power, seq = per_module["power_w"], per_module.get("sequential_w", {})
+    rates = {m: activity for m in counts}
+    measured_mods = []
+    for m, rec in sorted(((measured or {}).get("modules") or {}).items()):
+        if m in counts and rec["bits"] and measured["cycles"]:
+            rates[m] = min(1.0, rec["toggles"] / (rec["bits"] * counts[m] * measured["cycles"]))
+            measured_mods.append(m)
+    # a module's power is linear in its nets' toggle rate (the clock's share is not): OpenSTA at
+    # two rates gives, per module with its instances, the power at no toggling and per unit rate,
+    # so each module's own cells (its total less its instances', at the same rate) are priced
+    # at its own rate
+    probes = [_sta(hier / "netlist.v", lib, sorted(counts), period, a) for a in PROBES]
+    fit = {}
+    for key in ("power_w", "sequential_w"):
+        lo, hi = (pr.get(key, {}) for pr in probes)
+        fit[key] = {m: (lo.get(m, 0.0) - PROBES[0] * (hi.get(m, 0.0) - lo.get(m, 0.0)) / (PROBES[1] - PROBES[0]),
+                        (hi.get(m, 0.0) - lo.get(m, 0.0)) / (PROBES[1] - PROBES[0])) for m in counts}
+
+    def own(key: str, m: str) -> float:
+        base, slope = fit[key][m]
+        for s, k in mods[m]["subs"].items():
+            if s in fit[key]:
+                base, slope = base - k * fit[key][s][0], slope - k * fit[key][s][1]
+        return base + rates[m] * slope
+
     area: dict = {}
     watts: dict = {}
     for m, n in counts.items():
-        own_power = power[m] - sum(k * power[s] for s, k in mods[m]["subs"].items() if s in power)
+        own_power = own("power_w", m)
         if m == "lego_top":  # the array's own cells: registers, and the rest
             area[REGISTERS] = area.get(REGISTERS, 0.0) + n * mods[m]["ff"]
             area[INTERCONNECT] = area.get(INTERCONNECT, 0.0) + n * (mods[m]["area"] - mods[m]["ff"])
-            own_seq = seq.get(m, 0.0) - sum(k * seq.get(s, 0.0) for s, k in mods[m]["subs"].items())
+            own_seq = own("sequential_w", m)
             watts[REGISTERS] = watts.get(REGISTERS, 0.0) + n * own_seq
             watts[INTERCONNECT] = watts.get(INTERCONNECT, 0.0) + n * (own_power - own_seq)
         else:
@@ -260,7 +293,11 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
         "library": lib.path.name, "node_nm": lib.node_nm, "vdd": lib.vdd,
         "area_um2": logic, "area_mm2": round(sum(area.values()) / 1e6, 4), "yosys_logic_um2": round(yosys_area),
         "fmax_mhz": round(fmax, 2), "critical_path": [timing.get("critical", ""), timing.get("critical_end", "")],
-        "power_mhz": mhz, "activity": activity, "activity_source": "default",
+        "power_mhz": mhz, "activity": activity,
+        "activity_source": (f"measured in simulation for {len(measured_mods)} of {len(counts)} modules "
+                            f"({', '.join(measured_mods)}), {activity:g} for the others" if measured_mods
+                            else f"{activity:g} everywhere (default)"),
+        "toggle_rates": {m: round(r, 5) for m, r in sorted(rates.items())},
         "power_mw": {k: round(v * 1e3, 3) for k, v in sorted(watts.items())},
         "power_total_mw": round(sum(watts.values()) * 1e3, 3),
         "sram": [{"width": w, "depth": d, "count": k, "sub_banks": ways, **{x: round(y, 4) for x, y in s.items()}}

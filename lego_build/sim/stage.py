@@ -205,7 +205,8 @@ def data_sources(target, seed: int | None = None) -> list[DataSource]:
 
 
 def run_tiles(binary: Path, hm: HostMap, adg: ADG, tiles: list[Tile], seed: int, max_cycles: int,
-              wave: Path | None = None, data: list[DataSource] | None = None, progress=None) -> list[dict]:
+              wave: Path | None = None, data: list[DataSource] | None = None, progress=None,
+              coverage: Path | None = None) -> list[dict]:
     """Run every tile with every test-data set back to back in one process of ``binary``;
     per tile, its outputs (``outputs`` elements of the tile), the mismatches over all runs
     and, per run (``runs``), the outputs compared, the cycles simulated and predicted. The
@@ -229,7 +230,8 @@ def run_tiles(binary: Path, hm: HostMap, adg: ADG, tiles: list[Tile], seed: int,
             yield script
 
     labels = [f"{tile.kind} tile of {tile.layer}, {d.pattern} data" for tile, d in runs]
-    out = verilator.execute(binary, scripts(), max_cycles, wave, on_line=_cycle_progress(progress, labels))
+    out = verilator.execute(binary, scripts(), max_cycles, wave, on_line=_cycle_progress(progress, labels),
+                            coverage=coverage)
     cycles = [int(ln.split()[1]) for ln in out if ln.startswith("CYCLES")]
     if len(cycles) != len(runs):
         raise StageError(f"simulation printed {len(cycles)} cycle counts for {len(runs)} tile runs")
@@ -299,17 +301,25 @@ def simulate(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     fmt = verilator.wave_format() if cfg.target.waveform else ""
     if fmt == "vcd":
         print("simulate: Verilator's FST writer needs lz4.h (e.g. apt install liblz4-dev); writing VCD")
-    print("simulate: compiling the RTL with Verilator ...", flush=True)
-    binary = verilator.build(rtl, work, cfg.target.waveform, fmt)
+    print("simulate: compiling the RTL with Verilator" + (" (toggle coverage for power)" if cfg.target.asic else "")
+          + " ...", flush=True)
+    binary = verilator.build(rtl, work, cfg.target.waveform, fmt, coverage=cfg.target.asic)
     wave = (work / f"wave.{fmt}") if cfg.target.waveform else None
     bar = Progress("simulate", len(tiles) * len(data), lines=True)
+    coverage = work / "toggles" if cfg.target.asic else None
     try:
-        results = run_tiles(binary, hm, adg, tiles, cfg.target.seed, cfg.target.max_cycles, wave, data, bar.step)
+        results = run_tiles(binary, hm, adg, tiles, cfg.target.seed, cfg.target.max_cycles, wave, data, bar.step,
+                            coverage)
     finally:
         bar.close()
     if wave is not None:
         install_file(wave, design_dir / "sim" / wave.name)
+    activity = {}
+    if coverage is not None:  # the toggles of the runs (each counted from its start to its done)
+        cycles = sum(run["cycles"] for r in results for run in r["runs"])
+        activity = {"cycles": cycles, "modules": verilator.toggle_rates(sorted(work.glob("toggles.*.dat")))}
     return {
+        **({"activity": activity} if activity else {}),
         "seed": cfg.target.seed,
         "data": list(cfg.target.data),
         "overflow": "wrap" if adg.acc_wraps else "error",
@@ -434,19 +444,20 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     }
 
 
-def _asic(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
+def _asic(cfg: LegoConfig, design_dir: Path, activity: dict | None = None) -> dict:
     """Area, Fmax and power of the design's RTL (:mod:`lego_build.sim.asic`); the SRAM macros
-    are its banks: per tensor, lanes x two halves x sub-banks."""
+    are its banks: per tensor, lanes x two halves x sub-banks; ``activity`` the toggles the
+    simulated tiles made (modules it does not cover toggle at ``target.activity``)."""
     dag, hm = read_artifact(design_dir, "dag.json"), read_artifact(design_dir, "rtl/host_interface.json")
     ways = {t: hm.rows_of(i) for i, t in enumerate(hm.input_tensors)}
     buffers = [(b.bits, b.depth // ways.get(b.tensor, 1), 2 * b.lanes * ways.get(b.tensor, 1), ways.get(b.tensor, 1))
                for b in dag.buffers]
     with tempfile.TemporaryDirectory(prefix="lego_build-asic-") as tmp:
         out = asic.implement(design_dir / "rtl", buffers, cfg.target.library, cfg.target.asic_mhz,
-                             cfg.target.activity, Path(tmp))
+                             cfg.target.activity, Path(tmp), activity)
     print(f"simulate: asic ({out['library']}, {out['node_nm']:g} nm): {out['area_mm2']} mm2 with SRAM, "
           f"Fmax {out['fmax_mhz']} MHz, {out['power_total_mw']} mW at {out['power_mhz']:g} MHz "
-          f"(toggle rate {out['activity']:g}, default)")
+          f"(toggle rates: {out['activity_source']})")
     return out
 
 
@@ -463,8 +474,8 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
         checks["synth"] = yosys.synthesize(design_dir / "rtl")
         print(f"simulate: yosys: {checks['synth']['cells']} cells, {checks['synth']['flip_flops']} flip-flops "
               "(banks black-boxed)")
-    if cfg.target.asic:
-        checks["asic"] = _asic(cfg, design_dir, inputs)
+    if cfg.target.asic and not (cfg.target.simulate and cfg.target.scope == "tiles"):
+        checks["asic"] = _asic(cfg, design_dir)  # no tiles simulated: every net at the default rate
     if not cfg.target.simulate:
         print("simulate: no simulation for this target")
         return {"sim/result.json": SimResult(status="skipped", reason=f"target={cfg.target.name}", **checks)}
@@ -484,6 +495,9 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
               f"{net['cycles']} cycles measured, {net['cycles_predicted']} predicted (error {net['error']:+.1%})")
         return {"sim/result.json": SimResult(**result)}
     result = {**simulate(cfg, design_dir, inputs), **checks}
+    activity = result.pop("activity", None)
+    if cfg.target.asic:
+        result["asic"] = _asic(cfg, design_dir, activity)
     result["status"] = "pass" if result["match"] and result["cycles_match"] else "fail"
     for t in result["tiles"]:
         print(f"simulate: {t['kind']} tile of {t['layer']} ({t['dataflow']}): {t['outputs']} outputs x "

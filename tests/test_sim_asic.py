@@ -7,7 +7,7 @@ import pytest
 
 from lego_build import ConfigError, StageError, compose, run_all
 from lego_build.runtime.artifacts import read_artifact
-from lego_build.sim.asic import INTERCONNECT, REGISTERS, SRAM, Library, sram_macro
+from lego_build.sim.asic import INTERCONNECT, REGISTERS, SRAM, Library, scaled, sram_macro
 
 NO_QFLOW = shutil.which("sta") is None or shutil.which("yosys") is None
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(NO_QFLOW, reason="needs Debian's qflow (apt-get install -y qflow)")]
@@ -30,6 +30,14 @@ def test_sram_macro_follows_the_documented_model():
     assert m["write_pj"] == m["read_pj"] and m["leakage_nw"] > 0
     big = sram_macro(8, 4096, Library.load("osu018"))  # four times the bits: 1.5^2 the energy per access
     assert math.isclose(big["read_pj"] / m["read_pj"], 1.5 ** 2) and math.isclose(big["area_um2"], 4 * m["area_um2"])
+
+
+def test_classical_scaling_from_180_to_28_nm():
+    """s = 28 / 180: area x s², Fmax / s, power at the same clock x s (0.9 / 1.8)²."""
+    x = scaled(10.0, 50.0, 100.0, Library.load("osu018"), 28, 0.9)
+    s = 28 / 180
+    assert math.isclose(x["area_mm2"], round(10 * s * s, 4)) and math.isclose(x["fmax_mhz"], round(50 / s, 2))
+    assert math.isclose(x["power_mw"], round(100 * s / 4, 3))
 
 
 def test_a_library_that_is_not_there_is_a_one_line_error():
@@ -74,5 +82,6 @@ def test_asic_target_reports_area_by_class_fmax_and_power_on_a_4x4(tmp_path):
     assert rates["lego_ctrl"] < rates["lego_mul_8x8_16"]  # counters move a bit a cycle, products most of theirs
     summary = read_artifact(tmp_path, "summary.json")
     assert summary.area_mm2 == a["area_mm2"] and summary.fmax_mhz == a["fmax_mhz"]
+    assert [x["node_nm"] for x in a["scaled"]] == [28, 16]
     report = (tmp_path / "report.md").read_text()
     assert "### Physical figures (osu018_stdcells.lib, 180 nm, 1.8 V)" in report and "| SRAM banks |" in report

@@ -100,6 +100,11 @@ def asic_lines(a: dict) -> list[str]:
            "| class | area (µm²) | share | power (mW) |", "|---|---:|---:|---:|"]
     for c, v in sorted(a["area_um2"].items(), key=lambda kv: -kv[1]):
         out.append(f"| {c} | {v:,} | {v / total:.1%} | {a['power_mw'].get(c, 0.0):,.3f} |")
+    if a.get("scaled"):
+        out += ["", "Scaled to other nodes by classical scaling (an estimate, not a measurement: `scaled` in "
+                "`lego_build/sim/asic.py`): " + "; ".join(
+                    f"{x['node_nm']:g} nm at {x['vdd']:g} V: {x['area_mm2']} mm², {x['fmax_mhz']} MHz, "
+                    f"{x['power_mw']} mW at {a['power_mhz']:g} MHz" for x in a["scaled"])]
     out += ["", "SRAM macros (the model of `sram_macro` in `lego_build/sim/asic.py`): " + "; ".join(
         f"{m['count']} x {m['width']}b x {m['depth']} ({m['area_um2']:,.0f} µm², {m['read_pj']:.1f} pJ per access)"
         for m in a["sram"]), ""]

@@ -93,6 +93,23 @@ class Library:
         return cls(path, n * 10.0 if n < 100 else float(n), float(volt.group(1)), area, frozenset(flops), leak)
 
 
+SCALE_TO = ((28, 0.9), (16, 0.8))  # nodes (nm, V) of seed 004's figures: LEGO at 28 nm, NVDLA at 16 nm
+
+
+def scaled(area_mm2: float, fmax_mhz: float, power_mw: float, lib: Library, node_nm: float, vdd: float) -> dict:
+    """The figures moved to another node by classical (Dennard) scaling, R. H. Dennard et al.,
+    "Design of ion-implanted MOSFETs with very small physical dimensions", IEEE JSSC 9(5),
+    1974: lengths by ``s = node / lib.node``, so area by s², gate delay by s (Fmax by 1 / s),
+    switched capacitance by s and energy by s V'² / V²; power at the same clock by the
+    energy's factor. Only an estimate: below about 90 nm voltages stopped scaling and wires
+    did not speed up (Stillmaker and Baas, Integration 58, 2017, measure up to ~80x error at
+    the extremes), so the report keeps these apart from the measured figures. The supplies
+    at 28 and 16 nm (0.9 and 0.8 V) are assumed nominal values."""
+    k = node_nm / lib.node_nm
+    return {"node_nm": node_nm, "vdd": vdd, "area_mm2": round(area_mm2 * k * k, 4), "fmax_mhz": round(fmax_mhz / k, 2),
+            "power_mw": round(power_mw * k * (vdd / lib.vdd) ** 2, 3)}
+
+
 def require_asic_tools(library: str) -> None:
     """Yosys and OpenSTA (Debian's qflow brings both) and the Liberty file; a one-line error if missing."""
     require_tool("LEGO_QFLOW_YOSYS", ("yosys",), INSTALL)
@@ -289,6 +306,7 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
                       for _, _, k, ways, s in macros)
     fmax = 1000.0 / (period - timing["wns_ns"])
     logic = {k: round(v) for k, v in sorted(area.items())}
+    total_mm2, total_mw = sum(area.values()) / 1e6, sum(watts.values()) * 1e3
     return {
         "library": lib.path.name, "node_nm": lib.node_nm, "vdd": lib.vdd,
         "area_um2": logic, "area_mm2": round(sum(area.values()) / 1e6, 4), "yosys_logic_um2": round(yosys_area),
@@ -300,6 +318,7 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
         "toggle_rates": {m: round(r, 5) for m, r in sorted(rates.items())},
         "power_mw": {k: round(v * 1e3, 3) for k, v in sorted(watts.items())},
         "power_total_mw": round(sum(watts.values()) * 1e3, 3),
+        "scaled": [scaled(total_mm2, fmax, total_mw, lib, n, v) for n, v in SCALE_TO if n < lib.node_nm],
         "sram": [{"width": w, "depth": d, "count": k, "sub_banks": ways, **{x: round(y, 4) for x, y in s.items()}}
                  for w, d, k, ways, s in macros],
     }

@@ -40,9 +40,14 @@ def test_classical_scaling_from_180_to_28_nm():
     assert math.isclose(x["power_mw"], round(100 * s / 4, 3))
 
 
-def test_a_library_that_is_not_there_is_a_one_line_error():
+def test_a_library_that_is_not_there_is_a_one_line_error(tmp_path):
     with pytest.raises(StageError, match=r"target.library=no_such_tech: no Liberty file .*apt-get install -y qflow"):
         Library.load("no_such_tech")
+    nameless = tmp_path / "cells.lib"
+    nameless.write_text(Library.load("osu018").path.read_text())
+    with pytest.raises(StageError, match=r"target.library=.*cells.lib: cannot tell its node .*set target.node_nm"):
+        Library.load(str(nameless))
+    assert Library.load(str(nameless), 130).node_nm == 130
     with pytest.raises(ConfigError, match=r"target.activity=0"):
         compose(["target=asic", "target.activity=0"])
 

@@ -468,6 +468,7 @@ class TargetConf:
     synth: bool = False
     asic: bool = False  # area, Fmax and power from the standard-cell flow (lego_build.sim.asic)
     library: str = "osu018"  # its Liberty file: a qflow technology name or a .lib path
+    node_nm: float = 0.0  # the library's feature size (0: from an OSU library's name)
     asic_mhz: float = 100.0  # the clock its power is reported at
     activity: float = 0.1  # the toggle rate of every net (a stated default, not a measurement)
     waveform: bool = False
@@ -485,6 +486,8 @@ class TargetConf:
 
     def __post_init__(self) -> None:
         _positive("target", self, "max_cycles", "tile_steps", "asic_mhz")
+        if self.node_nm < 0:
+            raise ConfigError(f"target.node_nm={self.node_nm}: must be the library's feature size in nm, or 0")
         if not 0 < self.activity <= 1:
             raise ConfigError(f"target.activity={self.activity}: must be a toggle rate per net and cycle in (0, 1], "
                               "e.g. 0.1")

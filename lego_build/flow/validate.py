@@ -126,6 +126,6 @@ def _check_tools(cfg: LegoConfig) -> None:
         if cfg.target.synth:
             require_yosys()
         if cfg.target.asic:
-            require_asic_tools(cfg.target.library)
+            require_asic_tools(cfg.target.library, cfg.target.node_nm)
     except StageError as exc:
         raise ConfigError(f"target={cfg.target.name}: {exc}") from None

@@ -65,8 +65,9 @@ class Library:
     leakage_nw: dict
 
     @classmethod
-    def load(cls, spec: str) -> Library:
-        """``spec``: a qflow technology name (``osu018``: its ``<name>_stdcells.lib``) or a Liberty path."""
+    def load(cls, spec: str, node_nm: float = 0.0) -> Library:
+        """``spec``: a qflow technology name (``osu018``: its ``<name>_stdcells.lib``) or a Liberty path;
+        ``node_nm`` its feature size (0: from an OSU library's name, ``osu018`` = 0.18 µm)."""
         path = Path(spec)
         if not path.suffix:
             path = QFLOW_TECH / spec / f"{spec}_stdcells.lib"
@@ -86,11 +87,13 @@ class Library:
             if re.search(r"\bff\s*\(", body):
                 flops.add(m.group(1))
         volt = re.search(r"\bnom_voltage\s*:\s*([\d.]+)", text)
-        node = re.search(r"(\d{2,3})", path.stem)  # osu018 -> 180 nm, osu035 -> 350 nm
-        if not area or not volt or not node:
-            raise StageError(f"target.library={spec}: {path} has no cells, nom_voltage or node in its name")
-        n = int(node.group(1))
-        return cls(path, n * 10.0 if n < 100 else float(n), float(volt.group(1)), area, frozenset(flops), leak)
+        osu = re.match(r"osu(\d{3})", path.stem)  # osu018: 0.18 µm
+        node = node_nm or (int(osu.group(1)) * 10.0 if osu else 0.0)
+        if not area or not volt:
+            raise StageError(f"target.library={spec}: {path} has no cells or no nom_voltage; give a Liberty file")
+        if not node:
+            raise StageError(f"target.library={spec}: cannot tell its node from the name; set target.node_nm")
+        return cls(path, node, float(volt.group(1)), area, frozenset(flops), leak)
 
 
 SCALE_TO = ((28, 0.9), (16, 0.8))  # nodes (nm, V) of seed 004's figures: LEGO at 28 nm, NVDLA at 16 nm
@@ -110,11 +113,11 @@ def scaled(area_mm2: float, fmax_mhz: float, power_mw: float, lib: Library, node
             "power_mw": round(power_mw * k * (vdd / lib.vdd) ** 2, 3)}
 
 
-def require_asic_tools(library: str) -> None:
+def require_asic_tools(library: str, node_nm: float = 0.0) -> None:
     """Yosys and OpenSTA (Debian's qflow brings both) and the Liberty file; a one-line error if missing."""
     require_tool("LEGO_QFLOW_YOSYS", ("yosys",), INSTALL)
     require_tool("LEGO_STA", ("sta",), INSTALL)
-    Library.load(library)
+    Library.load(library, node_nm)
 
 
 def sram_macro(width: int, depth: int, lib: Library) -> dict:
@@ -234,7 +237,7 @@ def _counts(mods: dict, top: str) -> dict:
 
 
 def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str, mhz: float, activity: float,
-              work: Path, measured: dict | None = None) -> dict:
+              work: Path, measured: dict | None = None, node_nm: float = 0.0) -> dict:
     """Area, Fmax and power of ``rtl`` (``lego_soc``); ``buffers`` are ``(width, depth, count,
     sub_banks)`` of the SRAM macros: ``count`` macros of ``width x depth`` in all (both
     ping-pong halves), a bank being ``sub_banks`` of them (:func:`rtl_templates_free.mk_bank_rows`).
@@ -242,7 +245,7 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     toggle coverage of simulated runs (:func:`lego_build.sim.verilator.toggle_rates`): a
     module's nets then toggle at its RTL signals' rate, its transitions over its bits, its
     instances and the cycles; the others at ``activity``."""
-    lib = Library.load(library)
+    lib = Library.load(library, node_nm)
     files = [ln.strip() for ln in (rtl / "filelist.f").read_text().splitlines() if ln.strip()]
     banks = [Path(f).stem for f in files if Path(f).stem.startswith("lego_bank_")]
     hier, flat = work / "hier", work / "flat"

@@ -454,7 +454,7 @@ def _asic(cfg: LegoConfig, design_dir: Path, activity: dict | None = None) -> di
                for b in dag.buffers]
     with tempfile.TemporaryDirectory(prefix="lego_build-asic-") as tmp:
         out = asic.implement(design_dir / "rtl", buffers, cfg.target.library, cfg.target.asic_mhz,
-                             cfg.target.activity, Path(tmp), activity)
+                             cfg.target.activity, Path(tmp), activity, cfg.target.node_nm)
     print(f"simulate: asic ({out['library']}, {out['node_nm']:g} nm): {out['area_mm2']} mm2 with SRAM, "
           f"Fmax {out['fmax_mhz']} MHz, {out['power_total_mw']} mW at {out['power_mhz']:g} MHz "
           f"(toggle rates: {out['activity_source']})")

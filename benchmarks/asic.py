@@ -1,0 +1,63 @@
+"""Physical figures of generated accelerators (issue 19): area, Fmax and power from the
+standard-cell flow (``target=asic``: Yosys + ABC + OpenSTA on Debian qflow's OSU 0.18 µm
+library), beside seed 004's figure for LEGO-MNICOC.
+
+    python benchmarks/asic.py [--only NAME ...]
+
+Needs ``apt-get install -y qflow``. Each design is built with ``target=asic`` (the default
+representative tiles simulated with toggle coverage: the array's modules at their measured
+toggle rates, the memory system at the default 0.1) and printed with its area by class, Fmax,
+power at 100 MHz, the wall time of the build, and the figures moved to 28 nm by classical
+scaling (an estimate, see ``lego_build.sim.asic.scaled``).
+
+Seed 004, fig. 6-1: LEGO-MNICOC with Gemmini's resources, 1.76 mm² and 285 mW on chip in
+TSMC 28 nm (Design Compiler; CACTI for the SRAM), clock not stated there (1 GHz in §6).
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from lego_build import compose, run_all
+from lego_build.runtime.artifacts import read_artifact
+
+RUNS = {
+    "default-4x4": [],
+    "gemmini_like-16x16": ["arch=gemmini_like"],
+    "lego_mnicoc-16x16": ["arch=lego_mnicoc"],
+}
+SEED = {"lego_mnicoc-16x16": (1.76, 285.0)}  # mm², mW at 28 nm
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", nargs="*", choices=sorted(RUNS), help="runs to do (default: all)")
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="lego_build-asic-bench-") as tmp:
+        for name in args.only or list(RUNS):
+            start = time.perf_counter()
+            run_all(compose(["target=asic", *RUNS[name]]), Path(tmp) / name)
+            wall = time.perf_counter() - start
+            a = read_artifact(Path(tmp) / name, "sim/result.json").asic
+            rows.append((name, a, wall))
+            print(f"\n## {name}: {a['library']} ({a['node_nm']:g} nm), toggle rates {a['activity_source']}")
+            print(f"{'class':40} {'area um2':>12} {'power mW':>10}")
+            for c, v in sorted(a["area_um2"].items(), key=lambda kv: -kv[1]):
+                print(f"{c:40} {v:>12,} {a['power_mw'].get(c, 0.0):>10,.1f}")
+    print(f"\n{'design':22} {'mm2':>8} {'Fmax MHz':>9} {'mW@100MHz':>10} {'wall s':>7} "
+          f"{'mm2 @28nm':>10} {'mW @28nm':>9} {'seed mm2':>9} {'seed mW':>8}")
+    for name, a, wall in rows:
+        s28 = next((x for x in a["scaled"] if x["node_nm"] == 28), {})
+        seed = SEED.get(name)
+        print(f"{name:22} {a['area_mm2']:>8.2f} {a['fmax_mhz']:>9.1f} {a['power_total_mw']:>10.0f} {wall:>7.0f} "
+              f"{s28.get('area_mm2', float('nan')):>10.2f} {s28.get('power_mw', float('nan')):>9.1f} "
+              f"{seed[0] if seed else '':>9} {seed[1] if seed else '':>8}")
+    print("(the 28 nm columns are classical scaling of our 180 nm figures at the same 100 MHz clock; the seed's "
+          "power is at its own clock)")
+
+
+if __name__ == "__main__":
+    main()

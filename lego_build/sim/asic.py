@@ -315,9 +315,9 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
         "area_um2": logic, "area_mm2": round(sum(area.values()) / 1e6, 4), "yosys_logic_um2": round(yosys_area),
         "fmax_mhz": round(fmax, 2), "critical_path": [timing.get("critical", ""), timing.get("critical_end", "")],
         "power_mhz": mhz, "activity": activity,
-        "activity_source": (f"measured in simulation for {len(measured_mods)} of {len(counts)} modules "
-                            f"({', '.join(measured_mods)}), {activity:g} for the others" if measured_mods
-                            else f"{activity:g} everywhere (default)"),
+        "activity_source": (f"measured in simulation for {len(measured_mods)} of {len(counts)} modules, the "
+                            f"default {activity:g} for {', '.join(sorted(set(counts) - set(measured_mods)))}"
+                            if measured_mods else f"{activity:g} everywhere (default)"),
         "toggle_rates": {m: round(r, 5) for m, r in sorted(rates.items())},
         "power_mw": {k: round(v * 1e3, 3) for k, v in sorted(watts.items())},
         "power_total_mw": round(sum(watts.values()) * 1e3, 3),

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from lego_build.errors import StageError
 from lego_build.runtime.tools import require_tool
+from lego_build.sim.yosys import rtl_sources
 
 QFLOW_TECH = Path("/usr/share/qflow/tech")  # Debian's qflow-tech-* packages
 INSTALL = "apt-get install -y qflow"
@@ -142,8 +143,7 @@ def sram_macro(width: int, depth: int, lib: Library) -> dict:
     return {"area_um2": area, "read_pj": energy, "write_pj": energy, "leakage_nw": bits * 6 * inv / 2}
 
 
-def _yosys(rtl: Path, banks: list[str], lib: Library, flat: bool, out: Path) -> None:
-    files = [ln.strip() for ln in (rtl / "filelist.f").read_text().splitlines() if ln.strip()]
+def _yosys(rtl: Path, files: list[str], banks: list[str], lib: Library, flat: bool, out: Path) -> None:
     abc = out / "abc.script"
     abc.write_text(ABC_SCRIPT)
     steps = [
@@ -202,10 +202,11 @@ def _sta(netlist: Path, lib: Library, tops: list[str], period_ns: float, activit
 
 
 def _modules(netlist: dict, lib: Library, banks: list[str]) -> dict:
-    """Per module: own cell area, own flip-flop area, and its instances of other modules."""
+    """Per module: own cell area, own flip-flop area, and its instances of other modules (the
+    SRAM macros ``banks`` apart: the model prices them)."""
     mods = {}
     for name, mod in netlist["modules"].items():
-        if name in banks or mod.get("attributes", {}).get("blackbox"):
+        if name in banks:
             continue
         own = ff = 0.0
         subs: dict = {}
@@ -214,7 +215,7 @@ def _modules(netlist: dict, lib: Library, banks: list[str]) -> dict:
             if t in lib.area:
                 own += lib.area[t]
                 ff += lib.area[t] if t in lib.flops else 0.0
-            elif not t.startswith("$"):
+            elif not t.startswith("$") and t not in banks:
                 subs[t] = subs.get(t, 0) + 1
         mods[name] = {"area": own, "ff": ff, "subs": subs}
     return mods
@@ -230,7 +231,7 @@ def _counts(mods: dict, top: str) -> dict:
 
     def walk(m: str, n: int) -> None:
         out[m] = out.get(m, 0) + n
-        for s, k in mods.get(m, {}).get("subs", {}).items():
+        for s, k in mods[m]["subs"].items():
             walk(s, n * k)
     walk(top, 1)
     return out
@@ -246,19 +247,18 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     module's nets then toggle at its RTL signals' rate, its transitions over its bits, its
     instances and the cycles; the others at ``activity``."""
     lib = Library.load(library, node_nm)
-    files = [ln.strip() for ln in (rtl / "filelist.f").read_text().splitlines() if ln.strip()]
-    banks = [Path(f).stem for f in files if Path(f).stem.startswith("lego_bank_")]
+    files, banks = rtl_sources(rtl)
     hier, flat = work / "hier", work / "flat"
     for d in (hier, flat):
         d.mkdir(parents=True, exist_ok=True)
     print(f"simulate: asic: synthesising to {lib.path.name}, hierarchical (area and power by module) and "
           "flattened (timing), at once ...", flush=True)
     with ThreadPoolExecutor(2) as pool:  # two Yosys processes
-        list(pool.map(lambda a: _yosys(rtl, banks, lib, *a), ((False, hier), (True, flat))))
+        list(pool.map(lambda a: _yosys(rtl, files, banks, lib, *a), ((False, hier), (True, flat))))
     yosys_area = float(re.findall(r"Chip area for (?:top )?module '\\lego_soc': ([\d.]+)",
                                   (hier / "stat.txt").read_text())[-1])
     mods = _modules(json.loads((hier / "netlist.json").read_text()), lib, banks)
-    counts = {m: n for m, n in _counts(mods, "lego_soc").items() if m in mods}  # the macros apart
+    counts = _counts(mods, "lego_soc")
     period = 1000.0 / mhz
     print("simulate: asic: static timing and power (OpenSTA) ...", flush=True)
     timing = _sta(flat / "netlist.v", lib, ["lego_soc"], period, activity)
@@ -282,8 +282,7 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     def own(key: str, m: str) -> float:
         base, slope = fit[key][m]
         for s, k in mods[m]["subs"].items():
-            if s in fit[key]:
-                base, slope = base - k * fit[key][s][0], slope - k * fit[key][s][1]
+            base, slope = base - k * fit[key][s][0], slope - k * fit[key][s][1]
         return base + rates[m] * slope
 
     area: dict = {}

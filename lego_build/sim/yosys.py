@@ -34,6 +34,13 @@ def _transistors(stat: dict, banks: list[str]) -> int:
     return int(str(stat["design"]["estimated_num_transistors"]).rstrip("+"))
 
 
+def rtl_sources(rtl_dir: Path) -> tuple[list[str], list[str]]:
+    """The emitted Verilog files (``filelist.f`` order) and the buffer-bank modules among them
+    (SRAM macros to every synthesis flow: black boxes)."""
+    files = [ln.strip() for ln in (rtl_dir / "filelist.f").read_text().splitlines() if ln.strip()]
+    return files, [Path(f).stem for f in files if Path(f).stem.startswith("lego_bank_")]
+
+
 def synthesize(rtl_dir: Path) -> dict:
     """Gate-level figures of ``lego_top`` (banks black-boxed, so excluded from every figure).
 
@@ -43,8 +50,7 @@ def synthesize(rtl_dir: Path) -> dict:
     enable or synchronous reset, which the model does not price, to plain D flip-flops
     plus the multiplexers that implement them.
     """
-    files = [ln.strip() for ln in (rtl_dir / "filelist.f").read_text().splitlines() if ln.strip()]
-    banks = [Path(f).stem for f in files if Path(f).stem.startswith("lego_bank_")]
+    files, banks = rtl_sources(rtl_dir)
     script = (f"read_verilog {' '.join(files)}; "
               + (f"blackbox {' '.join(banks)}; " if banks else "")
               + "synth -noabc -top lego_top; tee -q -o yosys_stat.json stat -json; "

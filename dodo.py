@@ -121,3 +121,16 @@ def task_build():
         "uptodate": [(tasks.latest_points_at, [LATEST, DESIGN_ID])],
         "clean": [(tasks.clean_design, [LATEST, DESIGN_ID, DESIGN_DIR])],
     }
+
+
+def task_calibrate():
+    """Per-access energies measured on this design (needs target=asic) -> energy_table.yaml for arch.energy.table;
+    points out/latest at the design."""
+    return {
+        "actions": [(tasks.calibrate_action, [CFG, DESIGN_DIR]), (_point_latest,)],
+        "task_dep": [f"simulate:{DESIGN_ID}"],
+        "file_dep": [_design_path("sim/result.json")],
+        "targets": [_design_path(tasks.ENERGY_TABLE)],
+        "uptodate": [config_changed({"energy": group_slice(CFG, "arch")["energy"], "code": CODE_HASH})],
+        "clean": True,
+    }

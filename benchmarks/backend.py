@@ -1,30 +1,41 @@
-"""Back-end savings on the Operation-Dataflow kernel suite (seed 004 fig. 6-4).
+"""Back-end savings on the Operation-Dataflow kernel suite in physical units (seed 004
+figs. 6-4, 6-5, 6-6; issue 19).
 
-    python benchmarks/backend.py
+    python benchmarks/backend.py [--only LABEL ...] [--jobs N] [--no-breakdown] [--timed]
 
-For each kernel and dataflow, the array is generated twice: ``optimizer=delay_only``
-(width inference + LP delay matching: the mandatory baseline) and ``optimizer=lego``
-(every pass), without the output-path PPU (no pass touches it). Printed per design: DAG register bits, Yosys cells and flip-flops
-(``synth -noabc``, buffer banks black-boxed), estimated transistors (Yosys's CMOS
-cost model, an area proxy that weighs a flip-flop above a gate), and the
-baseline/lego cell and transistor ratios.
-Designs the back end cannot generate yet are listed with the reason. Then the
-back end's run time on two 16x16 switchable designs (seed 004's C++ back end: 70 s
-for 256 FUs).
-Seed 004 reports 1.26x fewer cells on average (up to 2.03x).
+Every design is built twice, ``optimizer=delay_only`` (width inference and LP delay matching:
+the mandatory baseline) and ``optimizer=lego`` (every pass), the array alone (``target=asic
+target.asic_top=array``, no output-path PPU: no pass touches it), synthesised to the OSU
+0.18 µm cells (Yosys + ABC), its representative tile simulated in Verilator with random data
+and toggle coverage, OpenSTA pricing each module at its measured toggle rates. Printed per
+design: DAG register bits, flip-flops after synthesis, logic area (µm²; the SRAM banks, the
+same in both, left out), logic power at 100 MHz and energy of the simulated tile (power x
+measured cycles / clock), and the baseline/lego ratios. Then the attention kernel pass by
+pass (fig. 6-6: each pass's share of the area and power saving), and with ``--timed`` the
+back end's run time on two 16x16 switchable designs (seed 004's C++ back end: 70 s for 256 FUs).
+
+Seed 004: 1.26x less area on average (up to 2.03x), 1.24x less energy (up to 1.88x); on
+attention reduction tree 5 % and broadcast rewiring 6 % of area, power gating 19 % of power,
+pin reuse 22 % of area and 29 % of power. Needs ``apt-get install -y qflow``.
 """
 from __future__ import annotations
 
+import argparse
+import contextlib
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from lego_build import ConfigError, StageError, compose, run_stage
+from lego_build import ConfigError, StageError, compose, run_all, run_stage
+from lego_build.runtime.artifacts import read_artifact
 from lego_build.runtime.atomic import read_json
-from lego_build.sim.yosys import synthesize
+from lego_build.sim.asic import SRAM
 
 SMALL_CONV = ["workload.in_h=10", "workload.in_w=10", "workload.in_ch=8", "workload.out_ch=8"]
+ATTENTION = ["arch=lego_attention", "workload=attention", "workload.seq_q=32", "workload.seq_kv=32",
+             "workload.head_dim=16", "workload.heads=1"]
 SUITE = (
     ("GEMM-ICOC", ["arch.rows=8", "arch.cols=8", "arch.dataflows.main.spatial=[k,n]", "arch.control_flow=[0,0]"]),
     ("GEMM-systolic", ["arch.rows=8", "arch.cols=8"]),
@@ -36,62 +47,131 @@ SUITE = (
                         "workload=depthwise", "workload.in_h=16", "workload.in_w=16", "workload.in_ch=16",
                         "workload.out_ch=16"]),
     ("MTTKRP", ["arch.family=mttkrp", "arch.dataflows.main.spatial=[i,j]", "workload=mttkrp"]),
-    ("Attention", ["arch.rows=8", "arch.cols=8", "workload=attention", "workload.seq_q=32", "workload.seq_kv=32"]),
+    ("Attention-MN+ICOC+MK", ATTENTION),
     ("GEMM-MN+ICOC", ["arch=lego_mnicoc", "arch.rows=8", "arch.cols=8"]),
     ("Conv-KHOH+ICOC", ["arch=lego_khoh_icoc", "workload=conv2d", *SMALL_CONV]),
 )
-
-#: switchable designs at full size, for the back end's run time (issue acceptance 4)
+BASE, ALL = "delay_only", "lego"
+#: fig. 6-6: the attention kernel with the passes added one at a time (the list's order is
+#: the pass manager's; each step adds one pass to the one before)
+STEPS = (
+    ("baseline (delay matching)", "optimizer=delay_only"),
+    ("+ reduction tree", "optimizer.passes=[reduction_tree,bitwidth,delay_matching]"),
+    ("+ broadcast rewiring", "optimizer.passes=[reduction_tree,bitwidth,delay_matching,broadcast_rewiring]"),
+    ("+ power gating", "optimizer.passes=[reduction_tree,bitwidth,delay_matching,broadcast_rewiring,power_gating]"),
+    ("+ pin reuse (all passes)", "optimizer=lego"),
+)
+SEED_STEPS = {"+ reduction tree": ("5 %", ""), "+ broadcast rewiring": ("6 %", ""), "+ power gating": ("", "19 %"),
+              "+ pin reuse (all passes)": ("22 %", "29 %")}
+#: switchable designs at full size, for the back end's run time
 TIMED = (
     ("GEMM-MN+ICOC 16x16", ["arch=lego_mnicoc"]),
     ("Conv-KHOH+ICOC 16x16", ["arch=lego_khoh_icoc", "arch.rows=16", "arch.cols=16", "workload=conv2d"]),
 )
 
 
-def measure(overrides: list[str], optimizer: str, work: Path) -> dict:
-    cfg = compose([*overrides, f"optimizer={optimizer}", "target=rtl", "arch.ppu=false"])  # the array alone
-    for stage in ("analyze", "graph", "optimize", "emit"):
-        run_stage(stage, cfg, work)
-    synth = synthesize(work / "rtl")
-    passes = read_json(work / "passes.json")["passes"]
-    return {"register_bits": passes[-1]["register_bits"], "cells": synth["cells"], "ffs": synth["flip_flops"],
-            "transistors": synth["transistors"]}
+def measure(overrides: list[str], work: str) -> dict:
+    """One design's physical figures: the array alone, its tile run with random data."""
+    cfg = compose([*overrides, "target=asic", "target.asic_top=array", "arch.ppu=false", "target.data=[random]"])
+    with open(Path(work).with_suffix(".log"), "w") as log, contextlib.redirect_stdout(log):
+        run_all(cfg, Path(work))
+    a = read_artifact(Path(work), "sim/result.json").asic
+    cycles = sum(r["cycles"] for r in a["runs"])
+    power = sum(v for k, v in a["power_mw"].items() if k != SRAM)
+    return {"register_bits": read_json(Path(work) / "passes.json")["passes"][-1]["register_bits"],
+            "flip_flops": a["flip_flops"], "area_um2": sum(v for k, v in a["area_um2"].items() if k != SRAM),
+            "power_mw": power, "cycles": cycles, "energy_nj": power * cycles / a["power_mhz"],
+            "clock_gating_mw": a.get("clock_gating", {}).get("saved_mw", 0.0)}
+
+
+def _job(key: tuple, overrides: list[str], work: str):
+    try:
+        return key, measure(overrides, work)
+    except (StageError, ConfigError) as exc:
+        return key, str(exc)
+
+
+def run_jobs(jobs: dict, n: int, tmp: Path) -> dict:
+    """``jobs``: key -> overrides, ``n`` at a time; key -> figures or the error's line."""
+    out = {}
+    start = time.perf_counter()
+    with ProcessPoolExecutor(n) as pool:
+        futures = [pool.submit(_job, key, ov, str(tmp / f"job{i}")) for i, (key, ov) in enumerate(jobs.items())]
+        for k, fut in enumerate(as_completed(futures), 1):
+            key, res = fut.result()
+            out[key] = res
+            print(f"[{k}/{len(jobs)}] {time.perf_counter() - start:6.0f} s  {' / '.join(key)}", file=sys.stderr,
+                  flush=True)
+    return out
 
 
 def main() -> int:
-    print(f"{'design':<18} {'reg bits base/lego':>19} {'cells base/lego':>17} {'FFs base/lego':>15} "
-          f"{'transistors base/lego':>23} {'cells':>6} {'trans.':>6}")
-    ratios, t_ratios = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        for label, overrides in SUITE:
-            try:
-                base = measure(overrides, "delay_only", Path(tmp) / label / "base")
-                lego = measure(overrides, "lego", Path(tmp) / label / "lego")
-            except (StageError, ConfigError) as exc:
-                print(f"{label:<18} n/a: {exc}")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", nargs="*", choices=[s[0] for s in SUITE], help="designs to build (default: all)")
+    ap.add_argument("--jobs", type=int, default=2, help="designs built at once (default 2)")
+    ap.add_argument("--no-breakdown", action="store_true", help="skip the attention pass-by-pass breakdown")
+    ap.add_argument("--timed", action="store_true", help="also time the back end on two 16x16 designs")
+    args = ap.parse_args()
+    suite = [s for s in SUITE if not args.only or s[0] in args.only]
+    jobs = {(label, opt): [*ov, f"optimizer={opt}"] for label, ov in suite for opt in (BASE, ALL)}
+    if not args.no_breakdown:
+        jobs.update({("fig. 6-6", step): [*ATTENTION, ov] for step, ov in STEPS})
+    with tempfile.TemporaryDirectory(prefix="lego_build-backend-") as tmp:
+        res = run_jobs(jobs, args.jobs, Path(tmp))
+    print(f"\n{'design':<22} {'reg bits base/lego':>19} {'FFs base/lego':>15} {'area um2 base/lego':>21} "
+          f"{'cycles base/lego':>17} {'mW base/lego':>15} {'energy nJ base/lego':>20} {'area':>6} {'energy':>6}")
+    area_r, energy_r = [], []
+    for label, _ in suite:
+        base, lego = res[(label, BASE)], res[(label, ALL)]
+        if isinstance(base, str) or isinstance(lego, str):
+            print(f"{label:<22} n/a: {base if isinstance(base, str) else lego}")
+            continue
+        ra, re_ = base["area_um2"] / lego["area_um2"], base["energy_nj"] / lego["energy_nj"]
+        area_r.append(ra)
+        energy_r.append(re_)
+        print(f"{label:<22} {base['register_bits']:>9}/{lego['register_bits']:<9} "
+              f"{base['flip_flops']:>7}/{lego['flip_flops']:<7} {base['area_um2']:>10,.0f}/{lego['area_um2']:<10,.0f} "
+              f"{base['cycles']:>8}/{lego['cycles']:<8} {base['power_mw']:>7.1f}/{lego['power_mw']:<7.1f} "
+              f"{base['energy_nj']:>9,.1f}/{lego['energy_nj']:<10,.1f} {ra:6.2f} {re_:6.2f}")
+    if area_r:
+        print(f"average saving over {len(area_r)} designs: area {sum(area_r) / len(area_r):.2f}x (max "
+              f"{max(area_r):.2f}x), energy {sum(energy_r) / len(energy_r):.2f}x (max {max(energy_r):.2f}x); "
+              "seed 004: 1.26x (up to 2.03x) and 1.24x (up to 1.88x)")
+    print("(logic of the array without its SRAM banks, OSU 0.18 um, power at 100 MHz with the toggle rates of the "
+          "simulated tile; energy = power x measured cycles / clock)")
+    if not args.no_breakdown:
+        print(f"\nfig. 6-6, {ATTENTION[0]} on attention: each pass's share of the area and power saving")
+        print(f"{'step':<28} {'FFs':>6} {'area um2':>10} {'power mW':>9} {'area saved':>11} {'power saved':>12} "
+              f"{'seed area':>10} {'seed power':>11}")
+        first = prev = None
+        for step, _ in STEPS:
+            r = res[("fig. 6-6", step)]
+            if isinstance(r, str):
+                print(f"{step:<28} n/a: {r}")
                 continue
-            ratio, t_ratio = base["cells"] / lego["cells"], base["transistors"] / lego["transistors"]
-            ratios.append(ratio)
-            t_ratios.append(t_ratio)
-            print(f"{label:<18} {base['register_bits']:>9}/{lego['register_bits']:<9} "
-                  f"{base['cells']:>8}/{lego['cells']:<8} {base['ffs']:>7}/{lego['ffs']:<7} "
-                  f"{base['transistors']:>11}/{lego['transistors']:<11} {ratio:6.2f} {t_ratio:6.2f}")
-    if ratios:
-        print(f"average cell ratio {sum(ratios) / len(ratios):.2f}x over {len(ratios)} designs "
-              f"(max {max(ratios):.2f}x); seed 004: 1.26x average, up to 2.03x")
-        print(f"average transistor ratio {sum(t_ratios) / len(t_ratios):.2f}x (max {max(t_ratios):.2f}x)")
-    print()
-    print(f"{'back-end time (all lego passes)':<40} {'primitives':>10} {'seconds':>8}  (target: 16x16 under 30 s)")
-    for label, overrides in TIMED:
-        with tempfile.TemporaryDirectory() as tmp:
-            cfg = compose([*overrides, "optimizer=lego", "target=rtl"])
-            for stage in ("analyze", "graph"):
-                run_stage(stage, cfg, Path(tmp))
-            start = time.perf_counter()
-            run_stage("optimize", cfg, Path(tmp))
-            seconds = time.perf_counter() - start
-            nodes = read_json(Path(tmp) / "passes.json")["passes"][-1]["nodes"]
-            print(f"{label:<40} {nodes:>10} {seconds:8.1f}")
+            first = first or r
+            da = (prev["area_um2"] - r["area_um2"]) / first["area_um2"] if prev else 0.0
+            dp = (prev["power_mw"] - r["power_mw"]) / first["power_mw"] if prev else 0.0
+            seed = SEED_STEPS.get(step, ("", ""))
+            print(f"{step:<28} {r['flip_flops']:>6} {r['area_um2']:>10,.0f} {r['power_mw']:>9.1f} {da:>11.1%} "
+                  f"{dp:>12.1%} {seed[0]:>10} {seed[1]:>11}")
+            prev = r
+        if prev and first:
+            print(f"with clock-gating cells at the enables (an estimate, not in the figures above): "
+                  f"{prev['clock_gating_mw']:.2f} mW less")
+    if args.timed:
+        print(f"\n{'back-end time (all lego passes)':<40} {'primitives':>10} {'seconds':>8}  "
+              "(target: 16x16 under 30 s)")
+        for label, overrides in TIMED:
+            with tempfile.TemporaryDirectory() as tmp:
+                cfg = compose([*overrides, "optimizer=lego", "target=rtl"])
+                for stage in ("analyze", "graph"):
+                    run_stage(stage, cfg, Path(tmp))
+                start = time.perf_counter()
+                run_stage("optimize", cfg, Path(tmp))
+                seconds = time.perf_counter() - start
+                nodes = read_json(Path(tmp) / "passes.json")["passes"][-1]["nodes"]
+                print(f"{label:<40} {nodes:>10} {seconds:8.1f}")
     return 0
 
 

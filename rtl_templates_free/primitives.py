@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from math import ceil, log2
 
-from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat
+from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
 
 
 def sign_extend(sig, from_bits: int, to_bits: int):
@@ -19,22 +19,30 @@ def sign_extend(sig, from_bits: int, to_bits: int):
     return Cat(Repeat(sig[from_bits - 1], to_bits - from_bits), sig)
 
 
-def mk_bank(width: int, depth: int) -> Module:
-    """One SRAM bank: a write port and a synchronous read port (read latency 1)."""
+def _memory(name: str, width: int, depth: int, registered: bool) -> Module:
+    """A memory of ``depth`` words: one write port and one read port, registered (read
+    latency 1) or asynchronous."""
     aw = max(1, ceil(log2(depth)))
-    m = Module(f"lego_bank_w{width}_d{depth}")
+    m = Module(name)
     clk = m.Input("clk")
     we = m.Input("we")
     waddr = m.Input("waddr", aw)
     wdata = m.Input("wdata", width)
     raddr = m.Input("raddr", aw)
-    rdata = m.OutputReg("rdata", width)
+    rdata = (m.OutputReg if registered else m.Output)("rdata", width)
     mem = m.Reg("mem", width, depth)
-    m.Always(Posedge(clk))(
-        rdata(mem[raddr]),
-        If(we)(mem[waddr](wdata)),
-    )
+    write = If(we)(mem[waddr](wdata))
+    if registered:
+        m.Always(Posedge(clk))(rdata(mem[raddr]), write)
+    else:
+        m.Assign(rdata(mem[raddr]))
+        m.Always(Posedge(clk))(write)
     return m
+
+
+def mk_bank(width: int, depth: int) -> Module:
+    """One SRAM bank: a write port and a synchronous read port (read latency 1)."""
+    return _memory(f"lego_bank_w{width}_d{depth}", width, depth, registered=True)
 
 
 def mk_bank_rows(width: int, depth: int, rows: int) -> Module:
@@ -276,13 +284,25 @@ def _requant_relu(m: Module, x, width: int, mode, scale, shift):
     return v
 
 
+def mk_table(width: int, depth: int) -> Module:
+    """A small lookup table: one write port and an asynchronous read port, as a standard-cell
+    flow builds a table this size, a register-file macro rather than ``width x depth``
+    flip-flops and a ``depth``-way multiplexer (the asic flow black-boxes and prices it)."""
+    return _memory(f"lego_table_w{width}_d{depth}", width, depth, registered=False)
+
+
+#: the PPU's activation table (:func:`mk_table`): 256 int8 entries
+PPU_TABLE = (8, 256)
+
+
 def mk_ppu(width: int) -> Module:
     """Post-processing unit on the output path (seed 004 §2), configured per layer.
 
     ``mode`` bit 0 requantises to int8, ``clamp((x * scale + 2**(shift-1)) >> shift, -128, 127)``
     (arithmetic shift, rounding half up; ``scale`` signed 16-bit, ``shift`` 0..63); bit 1
     applies ReLU; bit 2 maps the int8 value through a 256-entry table (``lut[v & 255]``,
-    e.g. GELU or sigmoid) written through ``lut_we``. Mode 0 passes ``x`` through.
+    e.g. GELU or sigmoid; a :func:`mk_table` instance, which the caller emits too) written
+    through ``lut_we``. Mode 0 passes ``x`` through.
     ``y`` is registered: one cycle of latency.
     """
     m = Module(f"lego_ppu_w{width}")
@@ -295,14 +315,11 @@ def mk_ppu(width: int) -> Module:
     lut_addr = m.Input("lut_addr", 8)
     lut_data = m.Input("lut_data", 8)
     y = m.OutputReg("y", width)
-    lut = m.Reg("lut", 8, 256)
     v = _requant_relu(m, x, width, mode, scale, shift)
     looked = m.Wire("looked", 8)
-    m.Assign(looked(lut[v[0:8]]))
-    m.Always(Posedge(clk))(
-        y(Mux(mode[2], sign_extend(looked, 8, width), v)),
-        If(lut_we)(lut[lut_addr](lut_data)),
-    )
+    m.Instance(StubModule(mk_table(*PPU_TABLE).name), "u_lut", ports=[
+        ("clk", clk), ("we", lut_we), ("waddr", lut_addr), ("wdata", lut_data), ("raddr", v[0:8]), ("rdata", looked)])
+    m.Always(Posedge(clk))(y(Mux(mode[2], sign_extend(looked, 8, width), v)))
     return m
 
 

@@ -181,6 +181,11 @@ CATALOGUE: tuple[Bad, ...] = (
     Bad("sta-missing", ("build", "target=asic"), "LEGO_STA", env=(("LEGO_STA", "no-such-sta"),)),
     Bad("asic-library", ("build", "target=asic", "target.library=no_such_tech"), "target.library"),
     Bad("asic-activity", ("build", "target=asic", "target.activity=1.5"), "target.activity"),
+    # the energy table the mapper reads, and the command that writes it (issue 19)
+    Bad("energy-table-missing", ("map", "arch.energy.table=nope.yaml"), "arch.energy.table=nope.yaml"),
+    Bad("energy-table-garbage", ("map", "arch.energy.table=bad.yaml"), "arch.energy.table=bad.yaml",
+        (("bad.yaml", "garbage"),)),
+    Bad("calibrate-without-asic", ("calibrate", RTL), "build with target=asic"),
 )
 
 

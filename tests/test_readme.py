@@ -23,11 +23,13 @@ def _usage_blocks() -> list[str]:
     return re.findall(r"```\n(.*?)```", usage, flags=re.S)
 
 
-def _doit_lines() -> list[str]:
+def _doit_lines(calibration: bool = False) -> list[str]:
+    """The usage section's doit commands; those of the calibration example (run in turn, in
+    one project, by their own test) apart."""
     lines = []
     for block in _usage_blocks():
         for line in block.splitlines():
-            if line.startswith("doit "):
+            if line.startswith("doit ") and (("calibrate" in line or "energy.table" in line) == calibration):
                 lines.append(line.split("  #", 1)[0].strip())
     return lines
 
@@ -80,6 +82,26 @@ def test_usage_command_runs(tmp_path, line):
             assert ("synth" in result) == ("target=yosys" in words)
         else:
             assert result["status"] == "pass" and result["match"] and result["cycles_match"], result
+
+
+@pytest.mark.skipif(shutil.which("sta") is None, reason="needs Debian's qflow (apt-get install -y qflow)")
+def test_calibration_example_runs_in_turn(tmp_path):
+    """``doit calibrate`` measures the design and writes its table; the next command's mapper
+    reads those numbers (its resolved config carries them), and nothing else changed."""
+    cwd = _project(tmp_path)
+    calibrate, use = _doit_lines(calibration=True)
+    for line in (calibrate, use):
+        proc = _run(shlex.split(line), cwd)
+        assert proc.returncode == 0, f"{line}\n{proc.stdout}\n{proc.stderr}"
+        if line == calibrate:
+            table = (cwd / "out" / "latest" / "energy_table.yaml").read_text()
+            assert "# level: model pJ / measured pJ" in table
+    want = {k: float(v) for k, v in re.findall(r"^(mac_pj|hop_pj|l1_pj): ([\d.]+)$", table, flags=re.M)}
+    assert len(want) == 3
+    (config,) = [p for p in (cwd / "out").glob("*/config.yaml") if "bert" in p.parent.name]
+    text = config.read_text()
+    for key, value in want.items():
+        assert re.search(rf"^    {key}: {value}$", text, flags=re.M), (key, value)
 
 
 def test_documented_error_is_what_doit_prints(tmp_path):

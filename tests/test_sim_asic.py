@@ -6,8 +6,9 @@ import shutil
 import pytest
 
 from lego_build import ConfigError, StageError, compose, run_all
+from lego_build.flow.tasks import ENERGY_TABLE, calibrate_action
 from lego_build.runtime.artifacts import read_artifact
-from lego_build.sim.asic import INTERCONNECT, REGISTERS, SRAM, Library, scaled, sram_macro
+from lego_build.sim.asic import INTERCONNECT, REGISTERS, SRAM, TABLES, Library, scaled, sram_macro
 
 NO_QFLOW = shutil.which("sta") is None or shutil.which("yosys") is None
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(NO_QFLOW, reason="needs Debian's qflow (apt-get install -y qflow)")]
@@ -62,8 +63,13 @@ def test_asic_target_reports_area_by_class_fmax_and_power_on_a_4x4(tmp_path):
     result = read_artifact(tmp_path, "sim/result.json")
     a = result.asic
     assert result.status == "pass" and result.lint == "clean"  # the tiles ran, bit-exact, with toggle coverage
-    logic = {k: v for k, v in a["area_um2"].items() if k != SRAM}
+    logic = {k: v for k, v in a["area_um2"].items() if k not in (SRAM, TABLES)}
     assert set(logic) == {"FUs", "controller", "PPU", "memory system (DMA, sequencer, AXI)", REGISTERS, INTERCONNECT}
+    # the PPU's activation tables are macros: the array's PPU and one per output lane of the
+    # memory system (128-bit bus, 32-bit words: 4 lanes), none left as flip-flops
+    (table,) = a["tables"]
+    assert (table["width"], table["depth"], table["count"]) == (8, 256, 1 + 4)
+    assert math.isclose(a["area_um2"][TABLES], 5 * sram_macro(8, 256, Library.load("osu018"))["area_um2"], abs_tol=1)
     assert all(v > 0 for v in a["area_um2"].values())
     assert abs(sum(logic.values()) - a["yosys_logic_um2"]) <= len(logic)  # rounding only
     lib = Library.load("osu018")
@@ -90,3 +96,38 @@ def test_asic_target_reports_area_by_class_fmax_and_power_on_a_4x4(tmp_path):
     assert [x["node_nm"] for x in a["scaled"]] == [28, 16]
     report = (tmp_path / "report.md").read_text()
     assert "### Physical figures (osu018_stdcells.lib, 180 nm, 1.8 V)" in report and "| SRAM banks |" in report
+    # energy of each simulated run: power x measured cycles / clock
+    run = a["runs"][0]
+    assert math.isclose(run["energy_nj"], a["power_total_mw"] * run["cycles"] / a["power_mhz"], rel_tol=1e-4)
+    # the cost model against this hardware (acceptance 4), and the table calibrated from it
+    mc = a["model_check"]
+    assert [r["level"] for r in mc["levels"]] == ["mac", "network", "l1"] and mc["tiles"] == len(result.tiles)
+    assert all(r["model_pj"] > 0 and r["measured_pj"] > 0 and r["error"] is not None for r in mc["levels"])
+    assert set(mc["not_modelled_pj"]) == {"controller", "PPU", TABLES, "memory system (DMA, sequencer, AXI)"}
+    assert "| level | model (pJ) | measured (pJ) | model error |" in report
+    calibrate_action(compose(["target=asic"]), str(tmp_path))
+    table = tmp_path / ENERGY_TABLE
+    energy = compose(["target=asic", f"arch.energy.table={table}"]).arch.energy
+    assert energy.mac_pj > 0 and energy.hop_pj > 0 and energy.l1_pj > 0 and energy.mac_pj != 0.075
+
+
+def test_power_gating_lowers_the_measured_power_of_a_switchable_array(tmp_path):
+    """Acceptance 2: a 2x2 MN + IC-OC array (lego_mnicoc) with and without the power-gating
+    pass, the array alone, its tile simulated with random data: the gated delay registers
+    (live in IC-OC only) stop toggling while the tile runs MN, so the array's registers
+    toggle less and draw less, measured (seed 004 fig. 6-6)."""
+    base = ["arch=lego_mnicoc", "arch.rows=2", "arch.cols=2", "target=asic", "target.asic_top=array",
+            "target.data=[random]"]
+    no_gating = "optimizer.passes=[reduction_tree,pin_reuse,fifo_sizing,bitwidth,delay_matching,broadcast_rewiring," \
+                "delay_elaboration]"
+    run_all(compose(base), tmp_path / "gated")
+    run_all(compose([*base, no_gating]), tmp_path / "plain")
+    gated, plain = (read_artifact(tmp_path / d, "sim/result.json").asic for d in ("gated", "plain"))
+    assert gated["top"] == "lego_top" and "memory system (DMA, sequencer, AXI)" not in gated["area_um2"]
+    assert gated["clock_gating"]["gated_bits"] > 0 and "clock_gating" not in plain
+    # the flip-flops as synthesised toggle a fifth less, and draw less; the enables' multiplexers
+    # cost some of it back in the interconnect (the library has no clock-gating cell)
+    assert gated["register_toggle_rates"]["lego_top"] < 0.85 * plain["register_toggle_rates"]["lego_top"]
+    assert gated["power_mw"][REGISTERS] < 0.97 * plain["power_mw"][REGISTERS]
+    assert gated["clock_gating"]["saved_mw"] > 0  # the estimate for clock-gating cells, reported apart
+    assert gated["power_total_mw"] - gated["clock_gating"]["saved_mw"] < plain["power_total_mw"]

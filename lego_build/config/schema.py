@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from omegaconf import MISSING
@@ -51,6 +52,9 @@ OVERFLOW: tuple[str, ...] = ("error", "wrap")
 #: or whole layers (the representative ones, or every array layer of the network) through
 #: the memory system (lego_build.sim.memsys)
 SCOPES: tuple[str, ...] = ("tiles", "layers", "network")
+#: what ``target.asic`` synthesises: the design with its memory system (``lego_soc``), or the
+#: array alone (``lego_top``, every module then run by the simulated tiles)
+ASIC_TOPS = {"soc": "lego_soc", "array": "lego_top"}
 
 # --------------------------------------------------------------------------- workload
 # ``kind`` selects how the workload is built (lego_build.analysis.from_config.workload_from_config).
@@ -195,12 +199,35 @@ class ModelFileWorkload:
 # --------------------------------------------------------------------------- arch
 @dataclass
 class EnergyConf:
-    """Per-access energies in pJ (seed 001 Table 5.2, 28 nm)."""
+    """Per-access energies in pJ (seed 001 Table 5.2, 28 nm). ``table``: a file written by
+    ``doit calibrate`` (:mod:`lego_build.sim.energy_check`) whose ``mac_pj``, ``hop_pj`` and
+    ``l1_pj`` replace these, read when the config is composed (so the stages see numbers)."""
 
     mac_pj: float = 0.075
     hop_pj: float = 0.035
     l1_pj: float = 6.0
     dram_pj: float = 200.0
+    table: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.table:
+            return
+        from omegaconf import OmegaConf
+
+        path = Path(self.table)
+        try:
+            values = OmegaConf.to_container(OmegaConf.load(path))
+        except Exception as exc:  # unreadable, or not YAML
+            raise ConfigError(f"arch.energy.table={self.table}: cannot read it ({type(exc).__name__}); give the "
+                              "file `doit calibrate` wrote") from None
+        keys = ("mac_pj", "hop_pj", "l1_pj")
+        bad = next((k for k in keys if not isinstance(values, dict) or not isinstance(values.get(k), (int, float))
+                    or values[k] <= 0), None)
+        if bad:
+            raise ConfigError(f"arch.energy.table={self.table}: no positive {bad}; give the file `doit calibrate` "
+                              "wrote")
+        for k in keys:
+            setattr(self, k, float(values[k]))
 
 
 @dataclass
@@ -471,6 +498,7 @@ class TargetConf:
     node_nm: float = 0.0  # the library's feature size (0: from an OSU library's name)
     asic_mhz: float = 100.0  # the clock its power is reported at
     activity: float = 0.1  # the toggle rate of every net (a stated default, not a measurement)
+    asic_top: str = "soc"  # ASIC_TOPS: the design with its memory system, or the array alone
     waveform: bool = False
     seed: int = 1
     data: List[str] = field(default_factory=lambda: list(GENERATED))
@@ -492,6 +520,7 @@ class TargetConf:
             raise ConfigError(f"target.activity={self.activity}: must be a toggle rate per net and cycle in (0, 1], "
                               "e.g. 0.1")
         _choice("target", "scope", self.scope, SCOPES)
+        _choice("target", "asic_top", self.asic_top, tuple(ASIC_TOPS))
         if self.jobs < 0:
             raise ConfigError(f"target.jobs={self.jobs}: must be >= 0 (0: one process per core)")
         if self.ray_address and importlib.util.find_spec("ray") is None:

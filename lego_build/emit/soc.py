@@ -41,7 +41,8 @@ from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
 
 from lego_build.ir.host import HostMap, clog2
 from lego_build.ir.soc import COUNTERS, CTRL, CYCLES, STATUS, SocMap
-from rtl_templates_free import mk_ppu_lane
+from rtl_templates_free import mk_ppu_lane, mk_table
+from rtl_templates_free.primitives import PPU_TABLE
 
 ADDR = 32  # AXI address bits
 MAX_BURST = 256  # AXI4 INCR burst length limit (beats)
@@ -205,7 +206,7 @@ def mk_soc(hm: HostMap, sm: SocMap) -> tuple[Module, list[Module]]:
     _loader(c)
     _storer(c)
     _wire(m, "unused_bits", sum(w for _, w in c.unused), Cat(*[x for x, _ in c.unused]))
-    return m, [mk_ppu_lane(hm.out_bits)] if hm.ppu else []
+    return m, [mk_ppu_lane(hm.out_bits), mk_table(*PPU_TABLE)] if hm.ppu else []
 
 
 def _fields(c: _Ctx) -> list:
@@ -285,24 +286,26 @@ def _registers(c: _Ctx, s_in: dict, s_out: dict, irq) -> dict:
 
 
 def _ppu_registers(c: _Ctx, wdata) -> None:
-    """The memory system's copy of the array's PPU registers (mode, scale, shift, table),
-    written with them: the output path's lanes (:func:`_ppu_beat`) read these."""
+    """The memory system's copy of the array's PPU registers (mode, scale, shift), written
+    with them: the output path's lanes (:func:`_ppu_beat`) read these; the table's writes
+    go to each lane's copy of it (``ppu_table_we``)."""
     m, hm, w = c.m, c.hm, c.w
     ab = hm.cfg_addr_bits
     regs = {"mode": m.Reg("ppu_mode", 3), "scale": m.Reg("ppu_scale", 16), "shift": m.Reg("ppu_shift", 6)}
-    table = m.Reg("ppu_table", 8, 256)
     addr = w["host_cfg_addr"]
     writes = [If(addr == _i(idx, ab))(reg(wdata[0:reg.width])) for idx, reg in (
         (hm.ppu_mode_reg, regs["mode"]), (hm.ppu_scale_reg, regs["scale"]), (hm.ppu_shift_reg, regs["shift"]))]
-    writes.append(If(addr[8:ab] == _i(hm.ppu_lut_base >> 8, ab - 8))(table[addr[0:8]](wdata[0:8])))
     m.Always(Posedge(c.clk))(If(w["host_cfg_we"])(*writes))
-    c.w["ppu"], c.w["ppu_table"] = regs, table
+    table_we = m.Wire("ppu_table_we")
+    m.Assign(table_we(w["host_cfg_we"] & (addr[8:ab] == _i(hm.ppu_lut_base >> 8, ab - 8))))
+    c.w["ppu"], c.w["ppu_table"] = regs, {"we": table_we, "waddr": addr[0:8], "wdata": wdata[0:8]}
 
 
 def _ppu_beat(c: _Ctx, name: str, values: list, out_bits: int, word_bits: int):
     """Output words through the PPU (one lane each, :func:`rtl_templates_free.mk_ppu_lane`,
-    and the shared table), each sign-extended to ``word_bits``; a design without a PPU
-    only sign-extends."""
+    and a copy of the table per lane, :func:`rtl_templates_free.mk_table`: one read port
+    each, as a table macro has; every copy takes every write), each sign-extended to
+    ``word_bits``; a design without a PPU only sign-extends."""
     m, hm = c.m, c.hm
     out = []
     for i, x in enumerate(values):
@@ -312,7 +315,11 @@ def _ppu_beat(c: _Ctx, name: str, values: list, out_bits: int, word_bits: int):
             v = m.Wire(f"{name}_ppu{i}", out_bits)
             m.Instance(StubModule(f"lego_ppu_lane_w{out_bits}"), f"u_{name}_ppu{i}", ports=[
                 ("x", x), ("mode", regs["mode"][0:2]), ("scale", regs["scale"]), ("shift", regs["shift"]), ("y", v)])
-            looked = c.w["ppu_table"][v[0:8]]
+            looked = m.Wire(f"{name}_looked{i}", 8)
+            tw = c.w["ppu_table"]
+            m.Instance(StubModule(mk_table(*PPU_TABLE).name), f"u_{name}_table{i}", ports=[
+                ("clk", c.clk), ("we", tw["we"]), ("waddr", tw["waddr"]), ("wdata", tw["wdata"]), ("raddr", v[0:8]),
+                ("rdata", looked)])
             y = Mux(regs["mode"][2], Cat(Repeat(looked[7], out_bits - 8), looked), v) if out_bits > 8 else \
                 Mux(regs["mode"][2], looked, v)
             y = _wire(m, f"{name}_post{i}", out_bits, y)

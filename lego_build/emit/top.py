@@ -10,7 +10,8 @@ from lego_build.backend.fus import FUS
 from lego_build.emit.ctrl import mk_ctrl
 from lego_build.emit.host import HostMap, host_map
 from lego_build.ir.dag import DAG, DelaySpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, PortSpec
-from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_bank_rows, mk_fifo, mk_mac, mk_ppu
+from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_bank_rows, mk_fifo, mk_mac, mk_ppu, mk_table
+from rtl_templates_free.primitives import PPU_TABLE
 
 
 def _edge_name(e: Edge) -> str:
@@ -295,6 +296,7 @@ def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
         m.Assign(word(result))
         high = hm.cfg_addr_bits - 8
         lut_we = cfg_we & (cfg_addr[8:hm.cfg_addr_bits] == Int(hm.ppu_lut_base >> 8, high, base=10)) if high else cfg_we
+        use(mk_table(*PPU_TABLE))  # the PPU's activation table (a macro of its own)
         m.Instance(use(mk_ppu(hm.out_bits)), "u_ppu", ports=[
             ("clk", clk), ("x", word), ("mode", ppu["mode"]), ("scale", ppu["scale"]), ("shift", ppu["shift"]),
             ("lut_we", lut_we), ("lut_addr", cfg_addr[0:8]), ("lut_data", cfg_wdata[0:8]), ("y", rd_data)])

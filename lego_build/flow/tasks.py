@@ -168,6 +168,44 @@ def run_stage_action(name: str, cfg, design_dir: str):
 _RUNNING: list[str] = []  # the stage action running now (signals inside one unwind to it)
 
 
+#: what ``doit calibrate`` writes in the design directory (read back with ``arch.energy.table``)
+ENERGY_TABLE = "energy_table.yaml"
+
+
+def energy_table_text(design: str, check: dict, table: dict) -> str:
+    """The calibrated table as YAML, with the model check it comes from as comments."""
+    lines = [f"# per-access energies (pJ at {check['node_nm']:g} nm) measured on {design} by the standard-cell",
+             f"# flow: {check['tiles']} simulated tiles, {check['macs']:,} MACs; use with "
+             "arch.energy.table=<this file>",
+             "# level: model pJ / measured pJ (error) before calibration"]
+    lines += [f"#   {r['level']}: {r['model_pj']} / {r['measured_pj']} ({r['error']:+.1%})" if r["error"] is not None
+              else f"#   {r['level']}: {r['model_pj']} / {r['measured_pj']}" for r in check["levels"]]
+    return "\n".join(lines + [f"{k}: {v}" for k, v in table.items()]) + "\n"
+
+
+def calibrate_action(cfg, design_dir: str):
+    """doit python-action: the per-access energy table from this design's model check
+    (``sim/result.json`` of a ``target=asic`` build, :mod:`lego_build.sim.energy_check`),
+    written to ``<design>/energy_table.yaml``; the mapper reads it only through
+    ``arch.energy.table``. No check in the result: one line, exit 2, nothing written."""
+    from dataclasses import asdict
+
+    from lego_build.runtime.atomic import read_json, write_text
+    from lego_build.sim.energy_check import calibrate
+
+    result = read_json(Path(design_dir) / "sim" / "result.json")
+    check = (result.get("asic") or {}).get("model_check")
+    if not check:
+        fail(f"{design_dir}/sim/result.json has no model check; build with target=asic (tiles simulated) first, "
+             "e.g. doit calibrate target=asic", CONFIG_ERROR_EXIT)
+    try:
+        table = calibrate(check, asdict(cfg.arch.energy))
+    except ValueError as exc:
+        fail(f"{design_dir}: {exc}; calibrate on a design whose tiles use the FUs and the banks", CONFIG_ERROR_EXIT)
+    write_text(Path(design_dir) / ENERGY_TABLE, energy_table_text(Path(design_dir).name, check, table))
+    print(f"calibrate: {design_dir}/{ENERGY_TABLE}: " + ", ".join(f"{k} {v:g}" for k, v in table.items()))
+
+
 def fail(message: object, code: int) -> NoReturn:
     """Roll back this build's writes, print ``error: <message>`` and exit with ``code``."""
     jnl = journal.active()

@@ -467,6 +467,15 @@ def _simulation(sim: dict | None) -> str:
                                         f"{asic['power_mhz']:g} MHz (toggle rates {asic['activity_source']})")))
         kv += [(_e(f"  {c}"), _e(f"{v:,} µm², {asic['power_mw'].get(c, 0.0):,.3f} mW"))
                for c, v in sorted(asic["area_um2"].items(), key=lambda kv: -kv[1])]
+        if asic.get("clock_gating"):
+            g = asic["clock_gating"]
+            kv.append(("Power gating", _e(f"{g['gated_bits']} register bits clock-enabled, off {g['off_fraction']:.0%} "
+                                          f"of the cycles; with clock-gating cells {g['saved_mw']:,.3f} mW less "
+                                          "(estimate)")))
+        for r in (asic.get("model_check") or {}).get("levels", []):
+            err = "" if r["error"] is None else f", model error {r['error']:+.1%}"
+            kv.append((_e(f"Model check: {r['level']}"), _e(f"model {r['model_pj']:,.1f} pJ, measured "
+                                                           f"{r['measured_pj']:,.1f} pJ at 28 nm{err}")))
     if kv:
         parts.append('<dl class="kv">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in kv) + "</dl>")
     tiles = sim.get("tiles") or []

@@ -93,7 +93,8 @@ def asic_lines(a: dict) -> list[str]:
     """The standard-cell figures (:mod:`lego_build.sim.asic`): area and power by module class."""
     total = sum(a["area_um2"].values())
     out = [f"### Physical figures ({a['library']}, {a['node_nm']:g} nm, {a['vdd']:g} V)", "",
-           f"* area **{a['area_mm2']} mm²** (SRAM banks included), Fmax **{a['fmax_mhz']} MHz** (worst path "
+           f"* {'the array alone' if a.get('top') == 'lego_top' else 'the array and its memory system'}: "
+           f"area **{a['area_mm2']} mm²** (SRAM banks included), Fmax **{a['fmax_mhz']} MHz** (worst path "
            f"{a['critical_path'][0]} -> {a['critical_path'][1]}), power **{a['power_total_mw']} mW** at "
            f"{a['power_mhz']:g} MHz; toggle rates {a['activity_source']}; the banks read and written every "
            "cycle", "",
@@ -105,9 +106,35 @@ def asic_lines(a: dict) -> list[str]:
                 "`lego_build/sim/asic.py`): " + "; ".join(
                     f"{x['node_nm']:g} nm at {x['vdd']:g} V: {x['area_mm2']} mm², {x['fmax_mhz']} MHz, "
                     f"{x['power_mw']} mW at {a['power_mhz']:g} MHz" for x in a["scaled"])]
+    if a.get("clock_gating"):
+        g = a["clock_gating"]
+        out += ["", f"Power gating (seed 004 §5.5): {g['gated_bits']} register bits in {g['blocks']} delay blocks "
+                f"have a "
+                f"clock enable, off {g['off_fraction']:.0%} of the simulated cycles; their data toggles are gone from "
+                f"the measured figures above. With clock-gating cells at those enables (the library has none) "
+                f"their clock pins would also rest: {g['saved_mw']:,.3f} mW less (an estimate: "
+                f"{g['flop_clock_uw']} µW of clock per flip-flop, one gating cell per block)"]
+    if a.get("model_check"):
+        mc = a["model_check"]
+        out += ["", f"Cost model against this hardware ({mc['tiles']} simulated tiles, {mc['macs']:,} MACs; pJ at "
+                f"{mc['node_nm']:g} nm, the measured figures scaled by {mc['scale']:g}; "
+                "`lego_build/sim/energy_check.py`, "
+                "`doit calibrate` turns it into `arch.energy.table`):", "",
+                "| level | model (pJ) | measured (pJ) | model error |", "|---|---:|---:|---:|"]
+        out += [f"| {r['level']} | {r['model_pj']:,.1f} | {r['measured_pj']:,.1f} | "
+                f"{'-' if r['error'] is None else format(r['error'], '+.1%')} |" for r in mc["levels"]]
+        out += [f"| {c} (not in the model) | - | {v:,.1f} | - |" for c, v in mc["not_modelled_pj"].items()]
+    if a.get("runs"):
+        out += ["", "Energy of the simulated runs (power x measured cycles / clock): " + "; ".join(
+            f"{r['kind']} tile of {r['layer']} ({r['data']}): {r['cycles']} cycles, {r['energy_nj']:,.1f} nJ"
+            for r in a["runs"])]
     out += ["", "SRAM macros (the model of `sram_macro` in `lego_build/sim/asic.py`): " + "; ".join(
         f"{m['count']} x {m['width']}b x {m['depth']} ({m['area_um2']:,.0f} µm², {m['read_pj']:.1f} pJ per access)"
-        for m in a["sram"]), ""]
+        for m in a["sram"])]
+    if a.get("tables"):
+        out += ["", "Lookup-table macros (the PPU's activation tables, priced by the same model): " + "; ".join(
+            f"{t['count']} x {t['width']}b x {t['depth']} ({t['area_um2']:,.0f} µm² each)" for t in a["tables"])]
+    out += [""]
     return out
 
 

@@ -24,7 +24,13 @@ The flow, on ``lego_soc`` (the array and its memory system), buffer banks as SRA
   tile scope does not run); plus the SRAM macros, read and written every cycle. This
   OpenSTA reads no VCD or SAIF and prints no per-instance power of a hierarchical
   instance, hence the per-module route.
-* **SRAM macros** (:func:`sram_macro`): not synthesised, never left out of the totals.
+* **SRAM macros** (:func:`sram_macro`): not synthesised, never left out of the totals; the
+  PPU's 256-entry activation tables too (``lookup tables``: a macro per table, one per
+  output lane, rather than 2,048 flip-flops and a 256-way multiplexer each).
+* **The array alone** (``top="lego_top"``, ``target.asic_top=array``): every module then
+  runs in the simulated tiles, so every toggle rate is measured; the power-gated delay
+  registers (seed 004 §5.5) are priced at the rate of the array's registers, and
+  :func:`_clock_gating` estimates what clock-gating cells would add.
 """
 from __future__ import annotations
 
@@ -50,6 +56,7 @@ CLASSES = (("lego_mul", "FUs"), ("lego_acc", "FUs"), ("lego_mac", "FUs"), ("lego
            ("lego_bitfusion", "FUs"), ("lego_ctrl", "controller"), ("lego_ppu", "PPU"), ("lego_fifo", "FIFOs"),
            ("lego_soc", "memory system (DMA, sequencer, AXI)"))
 REGISTERS, INTERCONNECT, SRAM = "array registers", "array muxes and interconnect", "SRAM banks"
+TABLES = "lookup tables"  # the PPU's activation tables (rtl_templates_free.mk_table), macros
 PROBES = (0.1, 0.2)  # the toggle rates OpenSTA prices every module at (power is linear in between)
 
 
@@ -143,13 +150,13 @@ def sram_macro(width: int, depth: int, lib: Library) -> dict:
     return {"area_um2": area, "read_pj": energy, "write_pj": energy, "leakage_nw": bits * 6 * inv / 2}
 
 
-def _yosys(rtl: Path, files: list[str], banks: list[str], lib: Library, flat: bool, out: Path) -> None:
+def _yosys(rtl: Path, files: list[str], banks: list[str], lib: Library, top: str, flat: bool, out: Path) -> None:
     abc = out / "abc.script"
     abc.write_text(ABC_SCRIPT)
     steps = [
         f"read_verilog {' '.join(str(rtl / f) for f in files)}",
         *([f"blackbox {' '.join(banks)}"] if banks else []),
-        "hierarchy -top lego_soc", f"synth -top lego_soc{' -flatten' if flat else ''}",
+        f"hierarchy -top {top}", f"synth -top {top}{' -flatten' if flat else ''}",
         f"dfflibmap -liberty {lib.path}", f"abc -liberty {lib.path} -script {abc}",
         "opt_clean -purge", "setundef -zero", "splitnets -ports", "opt_clean",
         f"tee -q -o {out / 'stat.txt'} stat -liberty {lib.path}",
@@ -202,23 +209,58 @@ def _sta(netlist: Path, lib: Library, tops: list[str], period_ns: float, activit
 
 
 def _modules(netlist: dict, lib: Library, banks: list[str]) -> dict:
-    """Per module: own cell area, own flip-flop area, and its instances of other modules (the
-    SRAM macros ``banks`` apart: the model prices them)."""
+    """Per module: own cell area, own flip-flop area and flip-flops (with the names of the net
+    each drives, ``"name[i]"``, among them the RTL register bit it holds), its instances of other modules, and
+    apart its instances of the memory macros ``banks`` (the model prices them)."""
     mods = {}
     for name, mod in netlist["modules"].items():
         if name in banks:
             continue
         own = ff = 0.0
+        nff = 0
         subs: dict = {}
+        macros: dict = {}
+        names: dict = {}
+        for net, rec in sorted(mod["netnames"].items()):
+            if not rec.get("hide_name"):
+                split = len(rec["bits"]) == 1 and net.endswith("]")  # a bit of a net split by splitnets
+                for i, bit in enumerate(rec["bits"]):
+                    names.setdefault(bit, []).append(net if split else f"{net}[{i}]")
+        q_nets = []
         for cell in mod["cells"].values():
             t = cell["type"]
             if t in lib.area:
                 own += lib.area[t]
                 ff += lib.area[t] if t in lib.flops else 0.0
-            elif not t.startswith("$") and t not in banks:
+                nff += t in lib.flops
+                if t in lib.flops:
+                    q_nets.append(tuple(names.get(next(iter(cell["connections"].get("Q", [None])), None), ())))
+            elif t in banks:
+                macros[t] = macros.get(t, 0) + 1
+            elif not t.startswith("$"):
                 subs[t] = subs.get(t, 0) + 1
-        mods[name] = {"area": own, "ff": ff, "subs": subs}
+        q_bits = {next(iter(c["connections"].get("Q", [None])), None) for c in mod["cells"].values()
+                  if c["type"] in lib.flops}
+        nets = [tuple(names[b]) for b in sorted(names, key=str) if b not in q_bits and isinstance(b, int)]
+        mods[name] = {"area": own, "ff": ff, "flops": nff, "subs": subs, "macros": macros, "q_nets": q_nets,
+                      "nets": nets}
     return mods
+
+
+def _tables(mods: dict, counts: dict, lib: Library) -> list[dict]:
+    """The lookup-table macros (``lego_table_w<W>_d<D>``) under the top, priced by the SRAM
+    model (:func:`sram_macro`: a register file this small costs more per bit, so this is a
+    lower bound) with their instance counts."""
+    found: dict = {}
+    for m, n in counts.items():
+        for t, k in mods[m]["macros"].items():
+            if t.startswith("lego_table_"):
+                found[t] = found.get(t, 0) + n * k
+    out = []
+    for t, k in sorted(found.items()):
+        w, d = (int(x) for x in re.fullmatch(r"lego_table_w(\d+)_d(\d+)", t).groups())
+        out.append({"width": w, "depth": d, "count": k, **sram_macro(w, d, lib)})
+    return out
 
 
 def _class(module: str) -> str:
@@ -237,15 +279,72 @@ def _counts(mods: dict, top: str) -> dict:
     return out
 
 
+def _clock_gating(measured: dict | None, counts: dict, mods: dict, own) -> dict:
+    """What clock-gating cells at the power-gating enables would save (seed 004 §5.5 gates
+    the registers' clock; Yosys maps a clock enable to a multiplexer in front of the flip-flop,
+    whose clock pin still toggles, and the OSU libraries have no integrated clock-gating cell):
+    a flip-flop's clock power is the array's sequential power at no data activity over its
+    flip-flops (OpenSTA's figure), saved for the gated bits in the cycles their dataflow is
+    off (``measured["gated"]``, from the simulated runs), less one always-clocked gating cell
+    per delay block, costed as one flip-flop. An estimate, reported apart from the totals."""
+    gated = (measured or {}).get("gated") or {}
+    if "lego_top" not in counts or not gated.get("bits") or not measured.get("cycles") or not mods["lego_top"]["flops"]:
+        return {}
+    per_flop = own("sequential_w", "lego_top", 0.0) / mods["lego_top"]["flops"]
+    saved = per_flop * (gated["bit_cycles"] / measured["cycles"] - gated["blocks"])
+    return {"gated_bits": gated["bits"], "blocks": gated["blocks"],
+            "off_fraction": round(gated["bit_cycles"] / (measured["cycles"] * gated["bits"]), 4),
+            "flop_clock_uw": round(per_flop * 1e6, 3), "saved_mw": round(saved * 1e3, 3)}
+
+
+def _flop_rate(q_nets: list, rec: dict, per_bit: float) -> float:
+    """The toggle rate of a module's flip-flops as synthesised: the measured toggles of the
+    RTL signal bit each one drives (found by its output net's names: the register, or a
+    wire assigned from it), so registers that synthesis merged (duplicate delay lines) or
+    removed do not count; all the RTL's registers where no flip-flop's name is found."""
+    bits = rec.get("bit_toggles") or {}
+    found = [next(bits[n] for n in names if n in bits) for names in q_nets if any(n in bits for n in names)]
+    if not found:
+        return min(1.0, rec["reg_toggles"] / (rec["reg_bits"] * per_bit))
+    return min(1.0, sum(found) / (len(found) * per_bit))
+
+
+def _net_rate(nets: list, rec: dict, per_bit: float) -> float:
+    """The toggle rate of a module's other cells: the mean measured rate of the distinct
+    named nets of its netlist that are not flip-flop outputs (ports and the RTL wires that
+    survive synthesis; nets that synthesis merged count once), each by the RTL signal bit
+    one of its names is; the RTL's non-register signals where no name is found."""
+    bits = rec.get("bit_toggles") or {}
+    found = [next(bits[n] for n in names if n in bits) for names in nets if any(n in bits for n in names)]
+    if not found:
+        return min(1.0, (rec["toggles"] - rec["reg_toggles"]) / ((rec["bits"] - rec["reg_bits"]) * per_bit))
+    return min(1.0, sum(found) / (len(found) * per_bit))
+
+
+def _source(measured: list[str], modules: dict, activity: float) -> str:
+    """Where the toggle rates come from, in words for the report."""
+    rest = sorted(set(modules) - set(measured))
+    if not measured:
+        return f"{activity:g} everywhere (default)"
+    if not rest:
+        return f"measured in simulation for all {len(measured)} modules"
+    return f"measured in simulation for {len(measured)} of {len(modules)} modules, the default {activity:g} for " \
+        + ", ".join(rest)
+
+
 def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str, mhz: float, activity: float,
-              work: Path, measured: dict | None = None, node_nm: float = 0.0) -> dict:
-    """Area, Fmax and power of ``rtl`` (``lego_soc``); ``buffers`` are ``(width, depth, count,
+              work: Path, measured: dict | None = None, node_nm: float = 0.0, top: str = "lego_soc") -> dict:
+    """Area, Fmax and power of ``rtl`` (its module ``top``: ``lego_soc``, or the array alone,
+    ``lego_top``); ``buffers`` are ``(width, depth, count,
     sub_banks)`` of the SRAM macros: ``count`` macros of ``width x depth`` in all (both
     ping-pong halves), a bank being ``sub_banks`` of them (:func:`rtl_templates_free.mk_bank_rows`).
-    ``measured``: ``{"cycles": n, "modules": {module: {"toggles", "bits"}}}`` from Verilator's
-    toggle coverage of simulated runs (:func:`lego_build.sim.verilator.toggle_rates`): a
-    module's nets then toggle at its RTL signals' rate, its transitions over its bits, its
-    instances and the cycles; the others at ``activity``."""
+    ``measured``: ``{"cycles": n, "modules": {module: toggle counts}}`` from Verilator's toggle
+    coverage of simulated runs (:func:`lego_build.sim.verilator.toggle_rates`): a module's
+    flip-flops then toggle at the measured rate of the register bits they hold
+    (:func:`_flop_rate`: only those that survive synthesis), its other cells at that of its
+    distinct named nets (:func:`_net_rate`), per instance and cycle; the modules the runs
+    do not cover at ``activity``. Power gating (seed 004 §5.5) shows in the first: a gated
+    delay register holds its value."""
     lib = Library.load(library, node_nm)
     files, banks = rtl_sources(rtl)
     hier, flat = work / "hier", work / "flat"
@@ -254,19 +353,27 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     print(f"simulate: asic: synthesising to {lib.path.name}, hierarchical (area and power by module) and "
           "flattened (timing), at once ...", flush=True)
     with ThreadPoolExecutor(2) as pool:  # two Yosys processes
-        list(pool.map(lambda a: _yosys(rtl, files, banks, lib, *a), ((False, hier), (True, flat))))
-    yosys_area = float(re.findall(r"Chip area for (?:top )?module '\\lego_soc': ([\d.]+)",
+        list(pool.map(lambda a: _yosys(rtl, files, banks, lib, top, *a), ((False, hier), (True, flat))))
+    yosys_area = float(re.findall(rf"Chip area for (?:top )?module '\\{top}': ([\d.]+)",
                                   (hier / "stat.txt").read_text())[-1])
     mods = _modules(json.loads((hier / "netlist.json").read_text()), lib, banks)
-    counts = _counts(mods, "lego_soc")
+    counts = _counts(mods, top)
     period = 1000.0 / mhz
     print("simulate: asic: static timing and power (OpenSTA) ...", flush=True)
-    timing = _sta(flat / "netlist.v", lib, ["lego_soc"], period, activity)
+    timing = _sta(flat / "netlist.v", lib, [top], period, activity)
     rates = {m: activity for m in counts}
+    reg_rates = dict(rates)
     measured_mods = []
     for m, rec in sorted(((measured or {}).get("modules") or {}).items()):
         if m in counts and rec["bits"] and measured["cycles"]:
-            rates[m] = min(1.0, rec["toggles"] / (rec["bits"] * counts[m] * measured["cycles"]))
+            per_bit = counts[m] * measured["cycles"]
+            rates[m] = min(1.0, rec["toggles"] / (rec["bits"] * per_bit))
+            reg_bits = rec.get("reg_bits", 0)
+            if reg_bits and reg_bits < rec["bits"]:  # registers apart from the rest
+                reg_rates[m] = _flop_rate(mods[m]["q_nets"], rec, per_bit)
+                rates[m] = _net_rate(mods[m]["nets"], rec, per_bit)
+            else:
+                reg_rates[m] = rates[m]
             measured_mods.append(m)
     # a module's power is linear in its nets' toggle rate (the clock's share is not): OpenSTA at
     # two rates gives, per module with its instances, the power at no toggling and per unit rate,
@@ -279,26 +386,27 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
         fit[key] = {m: (lo.get(m, 0.0) - PROBES[0] * (hi.get(m, 0.0) - lo.get(m, 0.0)) / (PROBES[1] - PROBES[0]),
                         (hi.get(m, 0.0) - lo.get(m, 0.0)) / (PROBES[1] - PROBES[0])) for m in counts}
 
-    def own(key: str, m: str) -> float:
+    def own(key: str, m: str, rate: float) -> float:
         base, slope = fit[key][m]
         for s, k in mods[m]["subs"].items():
             base, slope = base - k * fit[key][s][0], slope - k * fit[key][s][1]
-        return base + rates[m] * slope
+        return base + rate * slope
 
     area: dict = {}
     watts: dict = {}
     for m, n in counts.items():
-        own_power = own("power_w", m)
+        # a module's flip-flops at its registers' rate, its other cells at its other nets' rate
+        flops = own("sequential_w", m, reg_rates[m])
+        rest = own("power_w", m, rates[m]) - own("sequential_w", m, rates[m])
         if m == "lego_top":  # the array's own cells: registers, and the rest
             area[REGISTERS] = area.get(REGISTERS, 0.0) + n * mods[m]["ff"]
             area[INTERCONNECT] = area.get(INTERCONNECT, 0.0) + n * (mods[m]["area"] - mods[m]["ff"])
-            own_seq = own("sequential_w", m)
-            watts[REGISTERS] = watts.get(REGISTERS, 0.0) + n * own_seq
-            watts[INTERCONNECT] = watts.get(INTERCONNECT, 0.0) + n * (own_power - own_seq)
+            watts[REGISTERS] = watts.get(REGISTERS, 0.0) + n * flops
+            watts[INTERCONNECT] = watts.get(INTERCONNECT, 0.0) + n * rest
         else:
             c = _class(m)
             area[c] = area.get(c, 0.0) + n * mods[m]["area"]
-            watts[c] = watts.get(c, 0.0) + n * own_power
+            watts[c] = watts.get(c, 0.0) + n * (flops + rest)
     macros = [(w, d, k, ways, sram_macro(w, d, lib)) for w, d, k, ways in buffers]
     area[SRAM] = sum(k * s["area_um2"] for _, _, k, _, s in macros)
     # at the array's full rate: every bank (two ping-pong halves of ``ways`` sub-banks each)
@@ -306,21 +414,28 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     # outputs read-modify-write), each access in one macro
     watts[SRAM] = sum(k * s["leakage_nw"] * 1e-9 + k / (2 * ways) * (s["read_pj"] + s["write_pj"]) * 1e-12 * mhz * 1e6
                       for _, _, k, ways, s in macros)
+    tables = _tables(mods, counts, lib)
+    if tables:  # the lookup tables: each read once a cycle (their writes are configuration)
+        area[TABLES] = sum(t["count"] * t["area_um2"] for t in tables)
+        watts[TABLES] = sum(t["count"] * (t["leakage_nw"] * 1e-9 + t["read_pj"] * 1e-12 * mhz * 1e6) for t in tables)
     fmax = 1000.0 / (period - timing["wns_ns"])
+    gating = _clock_gating(measured, counts, mods, own)
     logic = {k: round(v) for k, v in sorted(area.items())}
     total_mm2, total_mw = sum(area.values()) / 1e6, sum(watts.values()) * 1e3
     return {
         "library": lib.path.name, "node_nm": lib.node_nm, "vdd": lib.vdd,
         "area_um2": logic, "area_mm2": round(sum(area.values()) / 1e6, 4), "yosys_logic_um2": round(yosys_area),
+        "flip_flops": sum(n * mods[m]["flops"] for m, n in counts.items()),
         "fmax_mhz": round(fmax, 2), "critical_path": [timing.get("critical", ""), timing.get("critical_end", "")],
         "power_mhz": mhz, "activity": activity,
-        "activity_source": (f"measured in simulation for {len(measured_mods)} of {len(counts)} modules, the "
-                            f"default {activity:g} for {', '.join(sorted(set(counts) - set(measured_mods)))}"
-                            if measured_mods else f"{activity:g} everywhere (default)"),
-        "toggle_rates": {m: round(r, 5) for m, r in sorted(rates.items())},
+        "activity_source": _source(measured_mods, counts, activity),
+        "top": top, "toggle_rates": {m: round(r, 5) for m, r in sorted(rates.items())},
+        "register_toggle_rates": {m: round(reg_rates[m], 5) for m in sorted(measured_mods) if reg_rates[m] != rates[m]},
         "power_mw": {k: round(v * 1e3, 3) for k, v in sorted(watts.items())},
         "power_total_mw": round(sum(watts.values()) * 1e3, 3),
+        **({"clock_gating": gating} if gating else {}),
         "scaled": [scaled(total_mm2, fmax, total_mw, lib, n, v) for n, v in SCALE_TO if n < lib.node_nm],
         "sram": [{"width": w, "depth": d, "count": k, "sub_banks": ways, **{x: round(y, 4) for x, y in s.items()}}
                  for w, d, k, ways, s in macros],
+        "tables": [{k: round(v, 4) if isinstance(v, float) else v for k, v in t.items()} for t in tables],
     }

@@ -22,10 +22,11 @@ from joblib import Parallel, delayed
 
 from lego_build.analysis.lowering import lower
 from lego_build.analysis.stage import layers_of, load_layers
-from lego_build.config.schema import LegoConfig
+from lego_build.config.schema import ASIC_TOPS, LegoConfig
 from lego_build.errors import InputError, StageError
 from lego_build.ir.adg import ADG
 from lego_build.ir.artifacts import MappingDoc, SimResult
+from lego_build.ir.dag import DelaySpec
 from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.testdata import EXTREMES
@@ -33,7 +34,7 @@ from lego_build.ir.workload import Kernel
 from lego_build.runtime.artifacts import read_artifact, write_artifact
 from lego_build.runtime.atomic import install_file, replace_dir
 from lego_build.runtime.progress import Progress
-from lego_build.sim import asic, memsys, soc_tb, verilator, yosys
+from lego_build.sim import asic, energy_check, memsys, soc_tb, verilator, yosys
 from lego_build.sim.golden import file_operands, golden, load_data_file, outputs_computed, pattern_operands, wrap_signed
 from lego_build.sim.layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads
 from lego_build.sim.ppu import PPUConfig, apply, epilogue_config, on_chip
@@ -317,7 +318,11 @@ def simulate(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     activity = {}
     if coverage is not None:  # the toggles of the runs (each counted from its start to its done)
         cycles = sum(run["cycles"] for r in results for run in r["runs"])
-        activity = {"cycles": cycles, "modules": verilator.toggle_rates(sorted(work.glob("toggles.*.dat")))}
+        per_df: dict = {}
+        for r in results:
+            per_df[r["dataflow"]] = per_df.get(r["dataflow"], 0) + sum(run["cycles"] for run in r["runs"])
+        activity = {"cycles": cycles, "dataflow_cycles": per_df,
+                    "modules": verilator.toggle_rates(sorted(work.glob("toggles.*.dat")), rtl)}
     return {
         **({"activity": activity} if activity else {}),
         "seed": cfg.target.seed,
@@ -444,6 +449,17 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     }
 
 
+def gated_blocks(dag, runs: dict[str, int]) -> dict:
+    """The power-gated delay blocks (seed 004 §5.5) and how long they were off in the runs:
+    ``runs`` maps a dataflow to the cycles simulated in it; a block clocked only in the
+    dataflows of its enable is off in the others. ``bit_cycles``: register bits x cycles off."""
+    blocks = [(e.width * e.delay, e.enable) for e in dag.edges if e.delay and e.enable]
+    blocks += [(n.width * n.latency, n.spec(DelaySpec).enable) for n in dag.nodes
+               if n.kind == "delay" and n.spec(DelaySpec).enable]
+    return {"blocks": len(blocks), "bits": sum(b for b, _ in blocks),
+            "bit_cycles": sum(b * c for b, on in blocks for df, c in runs.items() if df not in on)}
+
+
 def _asic(cfg: LegoConfig, design_dir: Path, activity: dict | None = None) -> dict:
     """Area, Fmax and power of the design's RTL (:mod:`lego_build.sim.asic`); the SRAM macros
     are its banks: per tensor, lanes x two halves x sub-banks; ``activity`` the toggles the
@@ -452,9 +468,12 @@ def _asic(cfg: LegoConfig, design_dir: Path, activity: dict | None = None) -> di
     ways = {t: hm.rows_of(i) for i, t in enumerate(hm.input_tensors)}
     buffers = [(b.bits, b.depth // ways.get(b.tensor, 1), 2 * b.lanes * ways.get(b.tensor, 1), ways.get(b.tensor, 1))
                for b in dag.buffers]
+    if activity:
+        activity = {**activity, "gated": gated_blocks(dag, activity.pop("dataflow_cycles", {}))}
     with tempfile.TemporaryDirectory(prefix="lego_build-asic-") as tmp:
         out = asic.implement(design_dir / "rtl", buffers, cfg.target.library, cfg.target.asic_mhz,
-                             cfg.target.activity, Path(tmp), activity, cfg.target.node_nm)
+                             cfg.target.activity, Path(tmp), activity, cfg.target.node_nm,
+                             ASIC_TOPS[cfg.target.asic_top])
     print(f"simulate: asic ({out['library']}, {out['node_nm']:g} nm): {out['area_mm2']} mm2 with SRAM, "
           f"Fmax {out['fmax_mhz']} MHz, {out['power_total_mw']} mW at {out['power_mhz']:g} MHz "
           f"(toggle rates: {out['activity_source']})")
@@ -498,6 +517,9 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     activity = result.pop("activity", None)
     if cfg.target.asic:
         result["asic"] = _asic(cfg, design_dir, activity)
+        result["asic"]["runs"] = tile_energy(result["asic"], result["tiles"])
+        result["asic"]["model_check"] = energy_check.check(result["asic"], result["tiles"],
+                                                           inputs["mapping.json"].layers)
     result["status"] = "pass" if result["match"] and result["cycles_match"] else "fail"
     for t in result["tiles"]:
         print(f"simulate: {t['kind']} tile of {t['layer']} ({t['dataflow']}): {t['outputs']} outputs x "
@@ -507,6 +529,14 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
         write_artifact(design_dir, "sim/result.json", SimResult(**result))
         raise StageError(mismatch_message(result))
     return {"sim/result.json": SimResult(**result)}
+
+
+def tile_energy(asic_figures: dict, tiles: list[dict]) -> list[dict]:
+    """Per simulated tile run, its energy (nJ) at the asic clock: the design's power (with the
+    toggle rates of all the runs) times the run's measured cycles over the clock (issue 19)."""
+    mw, mhz = asic_figures["power_total_mw"], asic_figures["power_mhz"]
+    return [{"layer": t["layer"], "kind": t["kind"], "data": run["data"], "cycles": run["cycles"],
+             "energy_nj": round(mw * run["cycles"] / mhz, 3)} for t in tiles for run in t["runs"]]
 
 
 def mismatch_message(result: dict) -> str:

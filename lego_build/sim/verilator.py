@@ -200,12 +200,27 @@ def build(rtl_dir: Path, work: Path, trace: bool, fmt: str = "fst", top: str = "
     return binary
 
 
-def toggle_rates(files: list[Path]) -> dict[str, dict]:
+def toggle_rates(files: list[Path], rtl: Path | None = None) -> dict[str, dict]:
     """Per module (Verilator sums a module's instances into one coverage point per signal
     bit and direction, so a count is transitions of that bit over all its instances), the
-    transitions in the coverage files ``files`` (``--coverage-toggle``) and its signal bits."""
+    transitions in the coverage files ``files`` (``--coverage-toggle``) and its signal bits;
+    with ``rtl`` (the emitted sources) also those of its registers alone (``reg_toggles``,
+    ``reg_bits``: signals whose declaration, the line a coverage point names, is a ``reg``);
+    and per signal bit (``bit_toggles``: ``"name[i]"``, Verilator's ``__05F`` escape of a
+    doubled underscore undone, so the names are the RTL's, and a netlist's)."""
     out: dict[str, dict] = {}
     bits: dict[str, set] = {}
+    regs: dict[str, set] = {}
+    lines: dict[str, list] = {}
+
+    def is_reg(source: str, line: str) -> bool:
+        name = Path(source).name
+        if name not in lines:
+            path = rtl / name if rtl is not None else None
+            lines[name] = path.read_text().splitlines() if path is not None and path.is_file() else []
+        text = lines[name]
+        return line.isdigit() and 0 < int(line) <= len(text) and text[int(line) - 1].lstrip().startswith("reg ")
+
     for f in files:
         for line in f.read_text(errors="replace").splitlines():
             if not line.startswith("C '"):
@@ -218,10 +233,18 @@ def toggle_rates(files: list[Path]) -> dict[str, dict]:
             module, signal = page.split("/", 1)[1], fields.get("o", "").split(":", 1)[0]
             if signal == "clk":  # the clock's toggles are the clock tree's, not the logic's activity
                 continue
-            out.setdefault(module, {"toggles": 0})["toggles"] += int(count)
+            rec = out.setdefault(module, {"toggles": 0, "reg_toggles": 0, "bit_toggles": {}})
+            rec["toggles"] += int(count)
             bits.setdefault(module, set()).add(signal)
+            name = signal.replace("__05F", "_")
+            name = name if name.endswith("]") else f"{name}[0]"
+            rec["bit_toggles"][name] = rec["bit_toggles"].get(name, 0) + int(count)
+            if rtl is not None and is_reg(fields.get("f", ""), fields.get("l", "")):
+                rec["reg_toggles"] += int(count)
+                regs.setdefault(module, set()).add(signal)
     for module, rec in out.items():
         rec["bits"] = len(bits[module])
+        rec["reg_bits"] = len(regs.get(module, ()))
     return out
 
 

@@ -35,10 +35,14 @@ def _transistors(stat: dict, banks: list[str]) -> int:
 
 
 def rtl_sources(rtl_dir: Path) -> tuple[list[str], list[str]]:
-    """The emitted Verilog files (``filelist.f`` order) and the buffer-bank modules among them
-    (SRAM macros to every synthesis flow: black boxes)."""
+    """The emitted Verilog files (``filelist.f`` order) and the memory modules among them, the
+    buffer banks and lookup tables (macros to every synthesis flow: black boxes)."""
     files = [ln.strip() for ln in (rtl_dir / "filelist.f").read_text().splitlines() if ln.strip()]
-    return files, [Path(f).stem for f in files if Path(f).stem.startswith("lego_bank_")]
+    return files, [Path(f).stem for f in files if Path(f).stem.startswith(MACROS)]
+
+
+#: module name prefixes of the emitted memories: buffer banks, lookup tables
+MACROS = ("lego_bank_", "lego_table_")
 
 
 def synthesize(rtl_dir: Path) -> dict:

@@ -57,7 +57,7 @@ def main() -> int:
             err = "-" if r["error"] is None else f"{r['error']:+.1%}"
             print(f"{name:<18} {r['level']:<8} {r['model_pj']:>11,.1f} {r['measured_pj']:>12,.1f} {err:>12}")
         other = ", ".join(f"{c} {v:,.0f}" for c, v in check["not_modelled_pj"].items())
-        print(f"{'':<18} (not in the model: {other} pJ; {check['macs']:,} MACs in {check['tiles']} tiles)")
+        print(f"{'':<18} (not in the model: {other} pJ; {check['macs']:,} MACs in {check['runs']} runs)")
     print(f"\n{'calibrated table (pJ at 28 nm)':<32} {'mac_pj':>8} {'hop_pj':>8} {'l1_pj':>8}")
     print(f"{'seed 001 Table 5.2 (the model)':<32} {0.075:>8} {0.035:>8} {6.0:>8}")
     for name, _, table in rows:

@@ -175,7 +175,7 @@ ENERGY_TABLE = "energy_table.yaml"
 def energy_table_text(design: str, check: dict, table: dict) -> str:
     """The calibrated table as YAML, with the model check it comes from as comments."""
     lines = [f"# per-access energies (pJ at {check['node_nm']:g} nm) measured on {design} by the standard-cell",
-             f"# flow: {check['tiles']} simulated tiles, {check['macs']:,} MACs; use with "
+             f"# flow: {check['runs']} simulated runs, {check['macs']:,} MACs; use with "
              "arch.energy.table=<this file>",
              "# level: model pJ / measured pJ (error) before calibration"]
     lines += [f"#   {r['level']}: {r['model_pj']} / {r['measured_pj']} ({r['error']:+.1%})" if r["error"] is not None

@@ -116,7 +116,7 @@ def asic_lines(a: dict) -> list[str]:
                 f"{g['flop_clock_uw']} µW of clock per flip-flop, one gating cell per block)"]
     if a.get("model_check"):
         mc = a["model_check"]
-        out += ["", f"Cost model against this hardware ({mc['tiles']} simulated tiles, {mc['macs']:,} MACs; pJ at "
+        out += ["", f"Cost model against this hardware ({mc['runs']} simulated runs, {mc['macs']:,} MACs; pJ at "
                 f"{mc['node_nm']:g} nm, the measured figures scaled by {mc['scale']:g}; "
                 "`lego_build/sim/energy_check.py`, "
                 "`doit calibrate` turns it into `arch.energy.table`):", "",
@@ -126,8 +126,8 @@ def asic_lines(a: dict) -> list[str]:
         out += [f"| {c} (not in the model) | - | {v:,.1f} | - |" for c, v in mc["not_modelled_pj"].items()]
     if a.get("runs"):
         out += ["", "Energy of the simulated runs (power x measured cycles / clock): " + "; ".join(
-            f"{r['kind']} tile of {r['layer']} ({r['data']}): {r['cycles']} cycles, {r['energy_nj']:,.1f} nJ"
-            for r in a["runs"])]
+            (f"{r['kind']} tile of {r['layer']} ({r['data']})" if "kind" in r else f"layer {r['layer']}")
+            + f": {r['cycles']:,} cycles, {r['energy_nj']:,.1f} nJ" for r in a["runs"])]
     out += ["", "SRAM macros (the model of `sram_macro` in `lego_build/sim/asic.py`): " + "; ".join(
         f"{m['count']} x {m['width']}b x {m['depth']} ({m['area_um2']:,.0f} µm², {m['read_pj']:.1f} pJ per access)"
         for m in a["sram"])]

@@ -1,11 +1,12 @@
 """The cost model's on-chip energy against the energy measured on the hardware it describes
 (issue 19): per memory level, for the tiles the simulate stage ran with ``target=asic``.
 
-* **Model**: the mapper's per-level energy of the tile's layer (``mapping.json``: seed 001's
-  per-access energies, Table 5.2, at 28 nm) per MAC, times the tile's MACs.
+* **Model**: the mapper's per-level energy of the run's layer (``mapping.json``: seed 001's
+  per-access energies, Table 5.2, at 28 nm) per MAC, times the run's MACs (a tile's, or
+  the whole layer's).
 * **Measured**: the standard-cell flow's power of the classes that implement the level
   (:data:`LEVELS`, from simulated toggle rates, :mod:`lego_build.sim.asic`) times the
-  tile's measured cycles over the clock, moved from the library's node to the model's
+  run's measured cycles over the clock, moved from the library's node to the model's
   28 nm by the same classical scaling as :func:`lego_build.sim.asic.scaled` (energy by
   ``s V'^2 / V^2``): an estimate, so the error includes the scaling's.
 * **Levels**: ``mac`` (the model's MAC and per-FU accumulator energies) is the FUs;
@@ -19,8 +20,6 @@
 ``l1_pj`` scaled by the measured/model ratio of their level.
 """
 from __future__ import annotations
-
-from math import prod
 
 #: model level -> (the mapping breakdown's keys, the asic classes that implement it)
 LEVELS = (
@@ -37,25 +36,26 @@ def to_model_node(asic: dict) -> float:
     return node / asic["node_nm"] * (vdd / asic["vdd"]) ** 2
 
 
-def check(asic: dict, tiles: list[dict], layers: list[dict]) -> dict:
-    """Per level, model and measured energy (pJ at 28 nm) summed over the simulated tiles
-    (each tile's first full run), and the model's error; ``layers``: mapping.json entries."""
+def check(asic: dict, runs: list[dict], layers: list[dict]) -> dict:
+    """Per level, model and measured energy (pJ at 28 nm) summed over the simulated ``runs``
+    (``{"layer", "macs", "cycles"}``: tiles, or whole layers; a tile's runs on reduced
+    tiles, ``"full": False``, left out), and the model's error; ``layers``: mapping.json
+    entries."""
     by_name = {e["name"]: e for e in layers if e.get("status") == "mapped"}
     scale = to_model_node(asic)
     mhz = asic["power_mhz"]
     model = {lv: 0.0 for lv, _, _ in LEVELS}
     measured = {lv: 0.0 for lv, _, _ in LEVELS}
     other = {c: 0.0 for c in asic["power_mw"] if not any(c in cl for _, _, cl in LEVELS)}
-    parts = {"macs": 0, "acc_pj": 0.0, "tiles": 0}
-    for t in tiles:
-        entry = by_name.get(t["layer"])
-        if entry is None or not entry.get("macs"):
+    parts = {"macs": 0, "acc_pj": 0.0, "runs": 0}
+    for run in runs:
+        entry = by_name.get(run["layer"])
+        if entry is None or not entry.get("macs") or not run.get("full", True):
             continue
-        run = next((r for r in t["runs"] if "tile" not in r), t["runs"][0])
-        macs = prod(t["tile"].values())
+        macs = run["macs"]
         us = run["cycles"] / mhz
         parts["macs"] += macs
-        parts["tiles"] += 1
+        parts["runs"] += 1
         parts["acc_pj"] += entry["energy_breakdown_pj"].get("acc", 0.0) / entry["macs"] * macs
         for lv, keys, classes in LEVELS:
             model[lv] += sum(entry["energy_breakdown_pj"].get(k, 0.0) for k in keys) / entry["macs"] * macs
@@ -65,7 +65,7 @@ def check(asic: dict, tiles: list[dict], layers: list[dict]) -> dict:
     rows = [{"level": lv, "model_pj": round(model[lv], 3), "measured_pj": round(measured[lv], 3),
              "error": round((model[lv] - measured[lv]) / measured[lv], 4) if measured[lv] else None}
             for lv, _, _ in LEVELS]
-    return {"node_nm": MODEL_NODE[0], "scale": round(scale, 6), "tiles": parts["tiles"], "macs": parts["macs"],
+    return {"node_nm": MODEL_NODE[0], "scale": round(scale, 6), "runs": parts["runs"], "macs": parts["macs"],
             "acc_pj": round(parts["acc_pj"], 3), "levels": rows,
             "not_modelled_pj": {c: round(v, 3) for c, v in sorted(other.items())}}
 

@@ -169,13 +169,14 @@ def check(sm: SocMap, hm: HostMap, run: LayerRun, work: Path) -> dict:
 
 
 def run_layers(binary: Path, hm: HostMap, sm: SocMap, runs: list[LayerRun], bandwidth: float, latency: int,
-               max_cycles: int) -> list[dict]:
+               max_cycles: int, coverage: Path | None = None) -> list[dict]:
     """All ``runs`` in one process of the ``lego_soc`` simulator; per layer the comparison and
-    the hardware's counters (:data:`lego_build.ir.soc.COUNTERS`)."""
+    the hardware's counters (:data:`lego_build.ir.soc.COUNTERS`); a binary built with
+    coverage writes each layer's toggle counts to ``<coverage>.<k>.dat``."""
     with tempfile.TemporaryDirectory(prefix="lego_build-soc-") as tmp:
         work = Path(tmp)
         text = "".join(script(sm, r, work, bandwidth, latency) for r in runs)
-        out = verilator.execute(binary, text, max_cycles * len(runs))
+        out = verilator.execute(binary, text, max_cycles * len(runs), coverage=coverage)
         bad = [ln for ln in out if ln.split()[0] in ("AXIL_ERR", "DRAM_RANGE", "WLAST_MISMATCH", "FILE_ERR")]
         if bad:
             raise StageError(f"memory-system simulation: {bad[0]}")

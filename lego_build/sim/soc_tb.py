@@ -186,10 +186,21 @@ int main(int argc, char** argv) {
             unsigned reg; if (scanf("%u", &reg) != 1) return 3;
             printf("V %u\n", axil_read(reg));
         } else if (op[0] == 'S') {
+#ifdef LEGO_COVERAGE
+            Verilated::defaultContextp()->coveragep()->zero();  // toggles of this layer only
+#endif
             if (axil_write(@CTRL@, 3)) printf("AXIL_ERR %u\n", @CTRL@);
             uint64_t t0 = now;
             while (!top->irq) { tick(); guard(); }
             printf("DONE %llu\n", (unsigned long long)(now - t0));
+#ifdef LEGO_COVERAGE
+            {
+                static int run = 0;
+                const char* base = getenv("LEGO_COVERAGE");
+                Verilated::defaultContextp()->coveragep()->write(
+                    std::string(base ? base : "coverage") + "." + std::to_string(run++) + ".dat");
+            }
+#endif
             fflush(stdout);
             axil_write(@STATUS@, 2);
         } else { return 3; }

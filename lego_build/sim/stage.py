@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass, replace
+from math import prod
 from pathlib import Path
 
 import numpy as np
@@ -367,13 +368,13 @@ LONG_RUN = 2_000_000
 
 def _layer_job(job) -> dict:
     """One whole layer: its program, its run on its own process of the simulator, its figures."""
-    hm, sm, adg, entry, kernel, epilogue, data, binary, bw, lat, max_cycles, fus = job
+    hm, sm, adg, entry, kernel, epilogue, data, binary, bw, lat, max_cycles, fus, coverage = job
     kernel = with_bits(kernel, hm.operand_bits, hm.out_bits)
     tile = Tile(entry["name"], layer_kind(kernel), kernel, Mapping.from_json(entry["mapping"]), entry["dataflow"])
     operands = data.operands(tile, kernel, {t.name: (0,) * len(t.shape) for t in kernel.tensors})
     run = memsys.program(hm, sm, adg, entry["name"], kernel, tile.mapping, entry["dataflow"], operands,
                          entry.get("tile"), adg.acc_wraps, epilogue)
-    (res,) = memsys.run_layers(binary, hm, sm, [run], bw, lat, max_cycles)
+    (res,) = memsys.run_layers(binary, hm, sm, [run], bw, lat, max_cycles, coverage)
     return {**res, "kind": tile.kind, "ppu": {"ops": list(epilogue), "applied": on_chip(epilogue) if hm.ppu else [],
                                                "mode": run.ppu_mode},
             "dataflow": entry["dataflow"], "macs": entry["macs"],
@@ -409,11 +410,12 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     print("simulate: compiling the memory system and array with Verilator ...", flush=True)
     long_run = sum(entry["cycles"] for entry, _, _ in chosen) > LONG_RUN
     binary = verilator.build(design_dir / "rtl", work, False, top="lego_soc", testbench=soc_tb.testbench(sm),
-                             optimize=long_run)
+                             optimize=long_run, coverage=cfg.target.asic)
     bw, lat = cfg.arch.dram_bytes_per_cycle, cfg.arch.dram_latency_cycles
     bar = Progress("simulate", len(chosen), lines=True)
     jobs = [(hm, sm, adg, entry, kernel, epilogue, replace(data, seed=data.seed + i), binary, bw, lat,
-             cfg.target.max_cycles, cfg.arch.rows * cfg.arch.cols)
+             cfg.target.max_cycles, cfg.arch.rows * cfg.arch.cols,
+             work / f"toggles_{i}" if cfg.target.asic else None)  # each layer's toggles (one process each)
             for i, (entry, kernel, epilogue) in enumerate(chosen)]
     rows = []
     try:
@@ -432,6 +434,13 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
         bar.close()
     measured = sum(r["cycles"] for r in rows)
     predicted = sum(r["cycles_predicted"] for r in rows)
+    activity = {}
+    if cfg.target.asic:  # the toggles of the whole layers (each from its start to its interrupt)
+        per_df: dict = {}
+        for r in rows:
+            per_df[r["dataflow"]] = per_df.get(r["dataflow"], 0) + r["cycles"]
+        activity = {"cycles": measured, "dataflow_cycles": per_df,
+                    "modules": verilator.toggle_rates(sorted(work.glob("toggles_*.dat")), design_dir / "rtl")}
     network = {"layers": len(rows), "cycles": measured, "cycles_predicted": predicted,
                "error": round((predicted - measured) / measured, 4) if measured else None,
                "max_layer_error": max((abs(r["error"]) for r in rows if r["error"] is not None), default=None),
@@ -439,6 +448,7 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
                "load_wait": sum(r["load_wait"] for r in rows), "store_wait": sum(r["store_wait"] for r in rows),
                "runner": "ray" if cfg.target.ray_address else "serial" if cfg.target.jobs == 1 else "joblib"}
     return {
+        **({"activity": activity} if activity else {}),
         "seed": cfg.target.seed, "data": [data.pattern], "overflow": "wrap" if adg.acc_wraps else "error",
         "scope": cfg.target.scope,
         "memory": {"bus_bits": sm.bus_bits, "dram_bytes_per_cycle": bw, "dram_latency_cycles": lat,
@@ -493,13 +503,19 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
         checks["synth"] = yosys.synthesize(design_dir / "rtl")
         print(f"simulate: yosys: {checks['synth']['cells']} cells, {checks['synth']['flip_flops']} flip-flops "
               "(banks black-boxed)")
-    if cfg.target.asic and not (cfg.target.simulate and cfg.target.scope == "tiles"):
-        checks["asic"] = _asic(cfg, design_dir)  # no tiles simulated: every net at the default rate
+    if cfg.target.asic and not cfg.target.simulate:
+        checks["asic"] = _asic(cfg, design_dir)  # nothing simulated: every net at the default rate
     if not cfg.target.simulate:
         print("simulate: no simulation for this target")
         return {"sim/result.json": SimResult(status="skipped", reason=f"target={cfg.target.name}", **checks)}
     if cfg.target.scope != "tiles":
         result = {**simulate_layers(cfg, design_dir, inputs), **checks}
+        activity = result.pop("activity", None)
+        if cfg.target.asic:
+            runs = [{"layer": r["layer"], "macs": r["macs"], "cycles": r["cycles"]} for r in result["layers"]]
+            result["asic"] = _asic(cfg, design_dir, activity)
+            result["asic"]["runs"] = run_energy(result["asic"], runs)
+            result["asic"]["model_check"] = energy_check.check(result["asic"], runs, inputs["mapping.json"].layers)
         result["status"] = "pass" if result["match"] else "fail"
         if result["status"] != "pass":
             write_artifact(design_dir, "sim/result.json", SimResult(**result))
@@ -516,10 +532,10 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     result = {**simulate(cfg, design_dir, inputs), **checks}
     activity = result.pop("activity", None)
     if cfg.target.asic:
+        runs = tile_runs(result["tiles"])
         result["asic"] = _asic(cfg, design_dir, activity)
-        result["asic"]["runs"] = tile_energy(result["asic"], result["tiles"])
-        result["asic"]["model_check"] = energy_check.check(result["asic"], result["tiles"],
-                                                           inputs["mapping.json"].layers)
+        result["asic"]["runs"] = run_energy(result["asic"], runs)
+        result["asic"]["model_check"] = energy_check.check(result["asic"], runs, inputs["mapping.json"].layers)
     result["status"] = "pass" if result["match"] and result["cycles_match"] else "fail"
     for t in result["tiles"]:
         print(f"simulate: {t['kind']} tile of {t['layer']} ({t['dataflow']}): {t['outputs']} outputs x "
@@ -531,12 +547,20 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     return {"sim/result.json": SimResult(**result)}
 
 
-def tile_energy(asic_figures: dict, tiles: list[dict]) -> list[dict]:
-    """Per simulated tile run, its energy (nJ) at the asic clock: the design's power (with the
-    toggle rates of all the runs) times the run's measured cycles over the clock (issue 19)."""
+def tile_runs(tiles: list[dict]) -> list[dict]:
+    """The simulated tiles' runs as the energy figures take them: per run its layer, tile
+    kind, data, MACs (the tile's loop bounds' product) and measured cycles."""
+    return [{"layer": t["layer"], "kind": t["kind"], "data": run["data"], "macs": prod(t["tile"].values()),
+             "cycles": run["cycles"], "full": "tile" not in run} for t in tiles for run in t["runs"]]
+
+
+def run_energy(asic_figures: dict, runs: list[dict]) -> list[dict]:
+    """Per simulated run (a tile's, or a whole layer's), its energy (nJ) at the asic clock:
+    the design's power (with the toggle rates of all the runs) times the run's measured
+    cycles over the clock (issue 19)."""
     mw, mhz = asic_figures["power_total_mw"], asic_figures["power_mhz"]
-    return [{"layer": t["layer"], "kind": t["kind"], "data": run["data"], "cycles": run["cycles"],
-             "energy_nj": round(mw * run["cycles"] / mhz, 3)} for t in tiles for run in t["runs"]]
+    return [{**{k: v for k, v in r.items() if k != "full"}, "energy_nj": round(mw * r["cycles"] / mhz, 3)}
+            for r in runs]
 
 
 def mismatch_message(result: dict) -> str:

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DODO = REPO_ROOT / "dodo.py"
 STAGE_NAMES = [s.name for s in STAGES]
-ALL_TASKS = set(STAGE_NAMES) | {"build"}
+ALL_TASKS = set(STAGE_NAMES) | {"build", "calibrate"}
 BASE = ["target=rtl"]  # emit-only target: skips the Verilator run where possible
 BUILD_TIMEOUT_S = 1800
 

@@ -15,7 +15,8 @@ def test_yosys_target_counts_cells_and_flip_flops(tmp_path):
     result = read_json(tmp_path / "sim" / "result.json")
     synth = result["synth"]
     assert result["status"] == "skipped" and result["lint"] == "clean"
-    assert synth["black_boxes"] == ["lego_bank_w32_d4096", "lego_bank_w8_d4096_r4"]  # input banks: 4 rows per write
+    # input banks (4 rows per write), output bank, and the PPU's activation table: macros
+    assert synth["black_boxes"] == ["lego_bank_w32_d4096", "lego_bank_w8_d4096_r4", "lego_table_w8_d256"]
     assert synth["cells"] == sum(synth["cells_by_type"].values()) > synth["flip_flops"] > 0
     # every register bit the delay-matching LP inserted exists in the netlist, plus the FU and control state
     passes = read_json(tmp_path / "passes.json")["passes"]

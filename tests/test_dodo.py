@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DODO = REPO_ROOT / "dodo.py"
 STAGE_NAMES = [s.name for s in STAGES]
-ALL_TASKS = set(STAGE_NAMES) | {"build", "calibrate"}
+ALL_TASKS = set(STAGE_NAMES) | {"build"}
 BASE = ["target=rtl"]  # emit-only target: skips the Verilator run where possible
 BUILD_TIMEOUT_S = 1800
 
@@ -366,7 +366,7 @@ def test_list_shows_every_stage(tmp_path):
     proc = doit(project, "list", timeout=120)
     check_ok(proc)
     listed = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
-    assert listed == ALL_TASKS
+    assert listed == ALL_TASKS | {"calibrate"}  # build runs the stages; calibrate is asked for by name
 
 
 def test_list_all_shows_design_subtasks(tmp_path):

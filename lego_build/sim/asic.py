@@ -297,28 +297,17 @@ def _clock_gating(measured: dict | None, counts: dict, mods: dict, own) -> dict:
             "flop_clock_uw": round(per_flop * 1e6, 3), "saved_mw": round(saved * 1e3, 3)}
 
 
-def _flop_rate(q_nets: list, rec: dict, per_bit: float) -> float:
-    """The toggle rate of a module's flip-flops as synthesised: the measured toggles of the
-    RTL signal bit each one drives (found by its output net's names: the register, or a
-    wire assigned from it), so registers that synthesis merged (duplicate delay lines) or
-    removed do not count; all the RTL's registers where no flip-flop's name is found."""
-    bits = rec.get("bit_toggles") or {}
-    found = [next(bits[n] for n in names if n in bits) for names in q_nets if any(n in bits for n in names)]
-    if not found:
-        return min(1.0, rec["reg_toggles"] / (rec["reg_bits"] * per_bit))
-    return min(1.0, sum(found) / (len(found) * per_bit))
+def _named_rate(nets: list, rec: dict, per_bit: float, fallback: float) -> float:
+    """The mean measured toggle rate of netlist nets, each by the RTL signal bit one of its
+    names is (``rec["bit_toggles"]``); ``fallback`` where no name is found.
 
-
-def _net_rate(nets: list, rec: dict, per_bit: float) -> float:
-    """The toggle rate of a module's other cells: the mean measured rate of the distinct
-    named nets of its netlist that are not flip-flop outputs (ports and the RTL wires that
-    survive synthesis; nets that synthesis merged count once), each by the RTL signal bit
-    one of its names is; the RTL's non-register signals where no name is found."""
+    A module's flip-flops take the rate of the nets they drive (the register, or a wire
+    assigned from it), so registers that synthesis merged (duplicate delay lines) or removed
+    do not count; its other cells take that of its distinct named nets that no flip-flop
+    drives (ports and the RTL wires that survive synthesis; merged nets count once)."""
     bits = rec.get("bit_toggles") or {}
     found = [next(bits[n] for n in names if n in bits) for names in nets if any(n in bits for n in names)]
-    if not found:
-        return min(1.0, (rec["toggles"] - rec["reg_toggles"]) / ((rec["bits"] - rec["reg_bits"]) * per_bit))
-    return min(1.0, sum(found) / (len(found) * per_bit))
+    return min(1.0, sum(found) / (len(found) * per_bit)) if found else fallback
 
 
 def _source(measured: list[str], modules: dict, activity: float) -> str:
@@ -340,9 +329,9 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     ping-pong halves), a bank being ``sub_banks`` of them (:func:`rtl_templates_free.mk_bank_rows`).
     ``measured``: ``{"cycles": n, "modules": {module: toggle counts}}`` from Verilator's toggle
     coverage of simulated runs (:func:`lego_build.sim.verilator.toggle_rates`): a module's
-    flip-flops then toggle at the measured rate of the register bits they hold
-    (:func:`_flop_rate`: only those that survive synthesis), its other cells at that of its
-    distinct named nets (:func:`_net_rate`), per instance and cycle; the modules the runs
+    flip-flops then toggle at the measured rate of the register bits they hold (only those
+    that survive synthesis), its other cells at that of its distinct named nets
+    (:func:`_named_rate`), per instance and cycle; the modules the runs
     do not cover at ``activity``. Power gating (seed 004 §5.5) shows in the first: a gated
     delay register holds its value."""
     lib = Library.load(library, node_nm)
@@ -370,8 +359,10 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
             rates[m] = min(1.0, rec["toggles"] / (rec["bits"] * per_bit))
             reg_bits = rec.get("reg_bits", 0)
             if reg_bits and reg_bits < rec["bits"]:  # registers apart from the rest
-                reg_rates[m] = _flop_rate(mods[m]["q_nets"], rec, per_bit)
-                rates[m] = _net_rate(mods[m]["nets"], rec, per_bit)
+                reg_rates[m] = _named_rate(mods[m]["q_nets"], rec, per_bit,
+                                           min(1.0, rec["reg_toggles"] / (reg_bits * per_bit)))
+                rates[m] = _named_rate(mods[m]["nets"], rec, per_bit, min(1.0, (rec["toggles"] - rec["reg_toggles"])
+                                                                         / ((rec["bits"] - reg_bits) * per_bit)))
             else:
                 reg_rates[m] = rates[m]
             measured_mods.append(m)

@@ -549,9 +549,11 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
 
 def tile_runs(tiles: list[dict]) -> list[dict]:
     """The simulated tiles' runs as the energy figures take them: per run its layer, tile
-    kind, data, MACs (the tile's loop bounds' product) and measured cycles."""
-    return [{"layer": t["layer"], "kind": t["kind"], "data": run["data"], "macs": prod(t["tile"].values()),
-             "cycles": run["cycles"], "full": "tile" not in run} for t in tiles for run in t["runs"]]
+    kind, data, MACs (the loop bounds' product of the tile it ran: the extremes may run a
+    reduction tile) and measured cycles."""
+    return [{"layer": t["layer"], "kind": t["kind"], "data": run["data"],
+             "macs": prod(run.get("tile", t["tile"]).values()), "cycles": run["cycles"], "full": "tile" not in run}
+            for t in tiles for run in t["runs"]]
 
 
 def run_energy(asic_figures: dict, runs: list[dict]) -> list[dict]:

@@ -205,6 +205,20 @@ def test_ppu_ops_and_clip_bounds(tmp_path):
         ("sigmoid", 64), ("hswish", 64), ("mul", 64), ("avgpool", 64), ("flatten", 0)]
 
 
+def test_variadic_sum_is_adds_on_the_ppu(tmp_path):
+    """Older exports write residual adds as ``Sum``: two terms are one add per output element,
+    three are two, one is a copy."""
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="r"),
+             helper.make_node("Sum", ["x", "a"], ["b"], name="res"),
+             helper.make_node("Sum", ["x", "a", "b"], ["c"], name="three"),
+             helper.make_node("Sum", ["c"], ["d"], name="one")]
+    path = save(tmp_path, nodes, [vi("x", [1, 4, 8, 8])], [vi("d", 4)], opset=13)
+    wl = load(path)
+    assert [(layer.name, layer.op, layer.elements) for layer in wl.layers] == [
+        ("r", "relu", 256), ("res", "add", 256), ("three", "add", 512), ("one", "identity", 0)]
+    assert not wl.unmapped
+
+
 def test_shape_plumbing_is_skipped_and_reshape_is_listed(tmp_path):
     nodes = [
         helper.make_node("Shape", ["x"], ["s"], name="shape"),

@@ -27,7 +27,8 @@ Operators (op tables in :mod:`.common`), in graph order:
   :func:`.common.matmul_dims`: leading dims fold into M when B is a plain 2-D matrix,
   otherwise they form the batch).
 * PPU ops with element counts; ``Clip`` is ``relu6`` for bounds (0, 6), ``relu`` for
-  (0, none) and ``clip`` otherwise.
+  (0, none) and ``clip`` otherwise; the variadic ``Sum`` of k terms is k - 1 adds per
+  output element.
 * Layout ops (Reshape, Flatten, Transpose, Concat, Squeeze, Unsqueeze, Identity, Dropout,
   Pad, Split, Slice, Gather, Expand, Cast, Tile, DepthToSpace, SpaceToDepth) are listed as
   ``Layer(op=op_type.lower(), elements=0)``.
@@ -236,12 +237,14 @@ class _Importer:
         if op in ONNX_MATMUL:
             self.matmul(node, label)
             return
-        if op in ONNX_PPU or op in ONNX_LAYOUT or op == "Clip":
+        if op in ONNX_PPU or op in ONNX_LAYOUT or op in ("Clip", "Sum"):
             inputs = [i for i in node.input if i]
             if inputs and all(i in self.const for i in inputs):  # constant-folded plumbing
                 self.const.update(node.output)
                 return
-            if op == "Clip":
+            if op == "Sum":
+                self.sum(node, label, len(inputs))
+            elif op == "Clip":
                 self.ppu(node, label, self.clip_op(node), "out")
             elif op in ONNX_PPU:
                 self.ppu(node, label, *ONNX_PPU[op])
@@ -387,6 +390,19 @@ class _Importer:
                                                 f"shape inference (no element count)")
             return
         self.out.ppu(label, op, elements(shape))
+
+    def sum(self, node: Any, label: str, terms: int) -> None:
+        """The variadic ``Sum`` (older exports' residual adds, e.g. ResNet-50 and ShuffleNet in
+        the ONNX model zoo): ``terms - 1`` PPU adds per output element; one term is a copy."""
+        if terms < 2:
+            self.out.layout(label, "identity")
+            return
+        shape = self.known(node.output[0])
+        if shape is None:
+            self.out.unmap(label, "Sum", "add on the PPU, but its output shape is unknown after ONNX shape "
+                                         "inference (no element count)")
+            return
+        self.out.ppu(label, "add", elements(shape) * (terms - 1))
 
     def clip_op(self, node: Any) -> str:
         attrs = self.attrs(node)

@@ -13,6 +13,7 @@ NETWORKS: dict[str, str] = {
     "resnet18": "resnet:resnet18",
     "resnet50": "resnet:resnet50",
     "mobilenetv2": "mobilenet:mobilenetv2",
+    "efficientnetv2": "efficientnet:efficientnetv2_s",
     "alexnet": "alexnet:alexnet",
     "vgg16": "vgg:vgg16",
     "inceptionv3": "inception:inceptionv3",

@@ -109,10 +109,9 @@ def asic_lines(a: dict) -> list[str]:
     if a.get("clock_gating"):
         g = a["clock_gating"]
         out += ["", f"Power gating (seed 004 §5.5): {g['gated_bits']} register bits in {g['blocks']} delay blocks "
-                f"have a "
-                f"clock enable, off {g['off_fraction']:.0%} of the simulated cycles; their data toggles are gone from "
-                f"the measured figures above. With clock-gating cells at those enables (the library has none) "
-                f"their clock pins would also rest: {g['saved_mw']:,.3f} mW less (an estimate: "
+                f"have a clock enable, off {g['off_fraction']:.0%} of the simulated cycles; their data toggles are "
+                "gone from the measured figures above. With clock-gating cells at those enables (the library has "
+                f"none) their clock pins would also rest: {g['saved_mw']:,.3f} mW less (an estimate: "
                 f"{g['flop_clock_uw']} µW of clock per flip-flop, one gating cell per block)"]
     if a.get("model_check"):
         mc = a["model_check"]

@@ -318,12 +318,8 @@ def simulate(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
         install_file(wave, design_dir / "sim" / wave.name)
     activity = {}
     if coverage is not None:  # the toggles of the runs (each counted from its start to its done)
-        cycles = sum(run["cycles"] for r in results for run in r["runs"])
-        per_df: dict = {}
-        for r in results:
-            per_df[r["dataflow"]] = per_df.get(r["dataflow"], 0) + sum(run["cycles"] for run in r["runs"])
-        activity = {"cycles": cycles, "dataflow_cycles": per_df,
-                    "modules": verilator.toggle_rates(sorted(work.glob("toggles.*.dat")), rtl)}
+        activity = measured_activity([(r["dataflow"], run["cycles"]) for r in results for run in r["runs"]],
+                                     sorted(work.glob("toggles.*.dat")), rtl)
     return {
         **({"activity": activity} if activity else {}),
         "seed": cfg.target.seed,
@@ -436,11 +432,8 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     predicted = sum(r["cycles_predicted"] for r in rows)
     activity = {}
     if cfg.target.asic:  # the toggles of the whole layers (each from its start to its interrupt)
-        per_df: dict = {}
-        for r in rows:
-            per_df[r["dataflow"]] = per_df.get(r["dataflow"], 0) + r["cycles"]
-        activity = {"cycles": measured, "dataflow_cycles": per_df,
-                    "modules": verilator.toggle_rates(sorted(work.glob("toggles_*.dat")), design_dir / "rtl")}
+        activity = measured_activity([(r["dataflow"], r["cycles"]) for r in rows], sorted(work.glob("toggles_*.dat")),
+                                     design_dir / "rtl")
     network = {"layers": len(rows), "cycles": measured, "cycles_predicted": predicted,
                "error": round((predicted - measured) / measured, 4) if measured else None,
                "max_layer_error": max((abs(r["error"]) for r in rows if r["error"] is not None), default=None),
@@ -459,6 +452,16 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     }
 
 
+def measured_activity(runs: list[tuple[str, int]], files: list[Path], rtl: Path) -> dict:
+    """What the asic flow takes from simulated ``runs`` (``(dataflow, cycles)`` each): their
+    cycles in all and per dataflow, and the toggle counts in their coverage ``files``."""
+    per_df: dict = {}
+    for df, cycles in runs:
+        per_df[df] = per_df.get(df, 0) + cycles
+    return {"cycles": sum(per_df.values()), "dataflow_cycles": per_df,
+            "modules": verilator.toggle_rates(files, rtl)}
+
+
 def gated_blocks(dag, runs: dict[str, int]) -> dict:
     """The power-gated delay blocks (seed 004 §5.5) and how long they were off in the runs:
     ``runs`` maps a dataflow to the cycles simulated in it; a block clocked only in the
@@ -470,10 +473,12 @@ def gated_blocks(dag, runs: dict[str, int]) -> dict:
             "bit_cycles": sum(b * c for b, on in blocks for df, c in runs.items() if df not in on)}
 
 
-def _asic(cfg: LegoConfig, design_dir: Path, activity: dict | None = None) -> dict:
+def _asic(cfg: LegoConfig, design_dir: Path, activity: dict | None = None, runs: list[dict] = (),
+          layers: list[dict] = ()) -> dict:
     """Area, Fmax and power of the design's RTL (:mod:`lego_build.sim.asic`); the SRAM macros
     are its banks: per tensor, lanes x two halves x sub-banks; ``activity`` the toggles the
-    simulated tiles made (modules it does not cover toggle at ``target.activity``)."""
+    simulated ``runs`` made (modules it does not cover toggle at ``target.activity``); with
+    runs, each one's energy and the cost model's check against them (``layers``: the mapping)."""
     dag, hm = read_artifact(design_dir, "dag.json"), read_artifact(design_dir, "rtl/host_interface.json")
     ways = {t: hm.rows_of(i) for i, t in enumerate(hm.input_tensors)}
     buffers = [(b.bits, b.depth // ways.get(b.tensor, 1), 2 * b.lanes * ways.get(b.tensor, 1), ways.get(b.tensor, 1))
@@ -487,6 +492,9 @@ def _asic(cfg: LegoConfig, design_dir: Path, activity: dict | None = None) -> di
     print(f"simulate: asic ({out['library']}, {out['node_nm']:g} nm): {out['area_mm2']} mm2 with SRAM, "
           f"Fmax {out['fmax_mhz']} MHz, {out['power_total_mw']} mW at {out['power_mhz']:g} MHz "
           f"(toggle rates: {out['activity_source']})")
+    if runs:
+        out["runs"] = run_energy(out, runs)
+        out["model_check"] = energy_check.check(out, runs, layers)
     return out
 
 
@@ -513,9 +521,7 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
         activity = result.pop("activity", None)
         if cfg.target.asic:
             runs = [{"layer": r["layer"], "macs": r["macs"], "cycles": r["cycles"]} for r in result["layers"]]
-            result["asic"] = _asic(cfg, design_dir, activity)
-            result["asic"]["runs"] = run_energy(result["asic"], runs)
-            result["asic"]["model_check"] = energy_check.check(result["asic"], runs, inputs["mapping.json"].layers)
+            result["asic"] = _asic(cfg, design_dir, activity, runs, inputs["mapping.json"].layers)
         result["status"] = "pass" if result["match"] else "fail"
         if result["status"] != "pass":
             write_artifact(design_dir, "sim/result.json", SimResult(**result))
@@ -532,10 +538,7 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     result = {**simulate(cfg, design_dir, inputs), **checks}
     activity = result.pop("activity", None)
     if cfg.target.asic:
-        runs = tile_runs(result["tiles"])
-        result["asic"] = _asic(cfg, design_dir, activity)
-        result["asic"]["runs"] = run_energy(result["asic"], runs)
-        result["asic"]["model_check"] = energy_check.check(result["asic"], runs, inputs["mapping.json"].layers)
+        result["asic"] = _asic(cfg, design_dir, activity, tile_runs(result["tiles"]), inputs["mapping.json"].layers)
     result["status"] = "pass" if result["match"] and result["cycles_match"] else "fail"
     for t in result["tiles"]:
         print(f"simulate: {t['kind']} tile of {t['layer']} ({t['dataflow']}): {t['outputs']} outputs x "

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PRESETS = ["lenet", "alexnet", "vgg16", "resnet18", "resnet50", "mobilenetv2", "squeezenet", "inceptionv3",
-           "bert", "gpt2", "llama7b", "deepbench"]
+PRESETS = ["lenet", "alexnet", "vgg16", "resnet18", "resnet50", "mobilenetv2", "efficientnetv2", "squeezenet",
+           "inceptionv3", "bert", "gpt2", "llama7b", "deepbench", "coatnet", "ddpm", "stable_diffusion"]
 
 
 def main() -> int:

@@ -13,6 +13,10 @@ from lego_build.config.schema import OptimizerConf
 from lego_build.frontend.adg_build import build_adg
 from lego_build.ir.dag import DAG, Edge, Node
 
+#: the switchable GEMM array the LEGO-MNICOC preset was before it became seed 004 §6's conv array
+GEMM_MNICOC = ["arch=lego_mnicoc", "arch.family=gemm", "~arch.dataflows.ohow", "arch.dataflows.mn.spatial=[m,n]",
+               "arch.dataflows.icoc.spatial=[k,n]"]
+
 LEGO_PASSES = list(OptimizerConf().passes)
 LP = OptimizerConf(passes=LEGO_PASSES, delay_matching="lp", time_limit_s=30.0)
 GREEDY = OptimizerConf(passes=["bitwidth", "delay_matching"], delay_matching="greedy", time_limit_s=30.0)
@@ -187,7 +191,7 @@ def test_pin_reuse_shrinks_adders_of_the_switchable_conv_array():
 def test_power_gating_enables_only_links_some_dataflow_leaves_idle():
     from lego_build.backend.passes.power_gating import live_edges
 
-    cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4"])
+    cfg = compose([*GEMM_MNICOC, "arch.rows=4", "arch.cols=4"])
     adg = build_adg(gemm(16, 16, 16), cfg.arch)
     upto = LEGO_PASSES[:LEGO_PASSES.index("power_gating") + 1]
     dag, log, _ = optimize(adg, OptimizerConf(passes=upto, delay_matching="lp", time_limit_s=30.0))
@@ -213,7 +217,7 @@ def test_mac_fusion_keeps_the_schedule_and_fuses_every_fu():
 
 
 def test_delay_elaboration_turns_edge_delays_into_delay_blocks():
-    cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4"])
+    cfg = compose([*GEMM_MNICOC, "arch.rows=4", "arch.cols=4"])
     adg = build_adg(gemm(16, 16, 16), cfg.arch)
     upto = LEGO_PASSES[:LEGO_PASSES.index("delay_elaboration")]
     timed, log_timed, _ = optimize(adg, OptimizerConf(passes=upto, delay_matching="lp", time_limit_s=30.0))

@@ -14,6 +14,10 @@ from lego_build.frontend.links import candidate_links
 from lego_build.frontend.merge import plain_union
 from lego_build.ir.adg import ADG
 
+#: the switchable GEMM array the LEGO-MNICOC preset was before it became seed 004 §6's conv array
+GEMM_MNICOC = ["arch=lego_mnicoc", "arch.family=gemm", "~arch.dataflows.ohow", "arch.dataflows.mn.spatial=[m,n]",
+               "arch.dataflows.icoc.spatial=[k,n]"]
+
 REFERENCE = {"gemm": gemm(24, 20, 16), "conv2d": conv2d(1, 6, 6, 10, 10, 3, 3, 1, 1)}
 
 
@@ -79,7 +83,7 @@ def test_random_affine_dataflows_give_forests():
         rows, cols = rng.randint(1, 16), rng.randint(1, 16)
         c = [rng.choice([-1, 0, 1]), rng.choice([-1, 0, 1])]
         preset = "lego_mnicoc" if rng.random() < 0.4 else "systolic"
-        names = ["mn", "icoc"] if preset == "lego_mnicoc" else ["main"]
+        names = ["mn", "icoc", "ohow"] if preset == "lego_mnicoc" else ["main"]
         # banks of arch.buffer_depth words: a random array's rows need not divide the preset's capacity
         overrides = [f"arch={preset}", "arch.onchip_kb=0", f"arch.family={family}", f"arch.rows={rows}",
                      f"arch.cols={cols}",
@@ -106,7 +110,7 @@ def _counts(adg: ADG, ref) -> tuple[int, int, int, int]:
 
 
 def test_mnicoc_merge_beats_the_union_of_msts():
-    cfg = compose(["arch=lego_mnicoc"])
+    cfg = compose(GEMM_MNICOC)
     adg = build_adg(REFERENCE["gemm"], cfg.arch)
     check_forests(adg)
     merged_links, merged_ports, union_links, union_ports = _counts(adg, REFERENCE["gemm"])

@@ -1,13 +1,19 @@
-"""TFLite import without TensorFlow: models written here with flatbuffers.Builder, same IR as ONNX.
+"""TFLite import without TensorFlow: models written here with flatbuffers.Builder, same IR as ONNX,
+and real files written by TensorFlow's converter that maintained wheels ship.
 
 :class:`TFLiteWriter` writes ``.tflite`` flatbuffers with the slots of
-tensorflow/compiler/mlir/lite/schema/schema.fbs (the same slot numbers the importer
-reads; field order = slot order, a union takes two slots).
+tensorflow/compiler/mlir/lite/schema/schema.fbs (field order = slot order, a union takes
+two slots); the importer reads them, like the real files, through the ``tflite`` package's
+generated accessors. The real files: MediaPipe's BlazeFace and litert-cli's test model
+(copied to ``tests/data``, see its README) and TFLM's sine model (the ``tflite-micro``
+wheel of the ``dev`` extra).
 """
 from __future__ import annotations
 
 import struct
+from collections import Counter
 from dataclasses import dataclass, field
+from math import prod
 from pathlib import Path
 
 import pytest
@@ -414,3 +420,196 @@ def test_analysis_document_of_an_imported_model_fits_the_schema(tmp_path):
     doc = analysis_document(load(small_cnn_tflite(tmp_path / "cnn.tflite")))
     jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
     assert doc["totals"]["ppu_elements"] == {"avgpool": 8192, "relu": 4096, "relu6": 4096, "softmax": 10}
+
+
+# ----------------------------------------------------------------------------- sparse weights
+def test_densify_of_constant_weights_is_plumbing(tmp_path):
+    """MediaPipe's sparse models keep weights compressed: DENSIFY (then DEQUANTIZE) runs on
+    constants only, so the convolution still sees a constant filter."""
+    m = TFLiteWriter()
+    x = m.tensor("x", (1, 8, 8, 4))
+    sparse = m.tensor("w_sparse", (8, 1, 1, 4), const=True)
+    dense = m.tensor("w_dense", (8, 1, 1, 4))
+    m.op("DENSIFY", [sparse], [dense])
+    y = m.tensor("y", (1, 8, 8, 8))
+    m.op("CONV_2D", [x, dense], [y], *TFLiteWriter.conv_options(VALID, 1, 1))
+    z = m.tensor("z", (1, 8, 8, 8))
+    m.op("DENSIFY", [y], [z])  # never written by a converter: listed, not dropped
+    m.inputs, m.outputs = [x], [z]
+    wl = load(m.save(tmp_path / "sparse.tflite"))
+    assert [(layer.name, layer.op) for layer in wl.layers] == [("y", "conv2d")]
+    assert [(u.name, u.op) for u in wl.unmapped] == [("z", "DENSIFY")]
+
+
+# ----------------------------------------------------------------------------- real converter output
+DATA = Path(__file__).parent / "data"
+BLAZEFACE = DATA / "face_detection_short_range.tflite"  # mediapipe 0.10.21 (tests/data/README.md)
+DUMMY_CV = DATA / "dummy_cv_model.tflite"  # litert-cli 0.2.1
+
+
+def tflite_micro_sine() -> Path:
+    """``sine_float.tflite`` as the ``tflite-micro`` wheel (the ``dev`` extra) installed it."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("tflite-micro")
+    except metadata.PackageNotFoundError:
+        pytest.skip("tflite-micro is not installed (pip install -e '.[dev]'; wheels for x86-64 Linux only)")
+    path = Path(dist.locate_file("tflite_micro/python/tflite_micro/sine_float.tflite"))
+    assert path.is_file(), f"tflite-micro {dist.version} no longer ships {path.name}"
+    return path
+
+
+def reference(path: Path):
+    """Every operator of subgraph 0 as ``(builtin, label, input shapes, output shape)``, read
+    with the ``tflite`` package's accessors alone, and the model's description."""
+    import tflite
+
+    buf = path.read_bytes()
+    model = tflite.Model.GetRootAs(buf, 0)
+    sg = model.Subgraphs(0)
+
+    def shape(t):
+        return tuple(int(d) for d in sg.Tensors(t).ShapeAsNumpy()) if t >= 0 else None
+
+    ops = []
+    for i in range(sg.OperatorsLength()):
+        op = sg.Operators(i)
+        oc = model.OperatorCodes(op.OpcodeIndex())
+        out = sg.Tensors(op.Outputs(0))
+        ops.append((TFLITE_BUILTINS[max(oc.DeprecatedBuiltinCode(), oc.BuiltinCode())],
+                    out.Name().decode().split(";")[0], [shape(t) for t in op.InputsAsNumpy()], shape(op.Outputs(0))))
+    io = ([shape(sg.Inputs(i)) for i in range(sg.InputsLength())],
+          [shape(sg.Outputs(i)) for i in range(sg.OutputsLength())])
+    return ops, io, model.Description()
+
+
+def expected_array_layers(ops):
+    """``(label, op, MACs, output elements)`` of each CONV_2D / DEPTHWISE_CONV_2D /
+    FULLY_CONNECTED, from the file's own tensor shapes: conv ``out x KH x KW x C_in``
+    (OHWI filter), depthwise ``out x KH x KW`` (``[1, KH, KW, C]`` filter), FC ``M x N x K``."""
+    rows = []
+    for builtin, label, ins, out in ops:
+        if builtin == "CONV_2D":
+            _, kh, kw, ic = ins[1]
+            rows.append((label, "conv2d", prod(out) * kh * kw * ic, prod(out)))
+        elif builtin == "DEPTHWISE_CONV_2D":
+            _, kh, kw, _ = ins[1]
+            rows.append((label, "depthwise", prod(out) * kh * kw, prod(out)))
+        elif builtin == "FULLY_CONNECTED":
+            n, k = ins[1]
+            rows.append((label, "fc", prod(ins[0]) // k * n * k, prod(out)))
+    return rows
+
+
+def imported_array_layers(wl):
+    return [(layer.name, layer.op, layer.kernel.macs, prod(layer.kernel.output.shape)) for layer in wl.array_layers]
+
+
+def test_blazeface_from_mediapipe(tmp_path):
+    """MediaPipe's short-range BlazeFace (Bazarevsky et al. 2019, arXiv:1907.05047): a
+    128x128x3 input, a 5x5 stride-2 conv to 24 channels, BlazeBlocks of depthwise 3x3 + 1x1
+    convs with residual adds, and 2 + 6 anchors per cell on 16x16 and 8x8 maps: 896."""
+    ops, (inputs, outputs), description = reference(BLAZEFACE)
+    assert description == b"keras2tflite_facedetector-front.tflite.generated"
+    assert inputs == [(1, 128, 128, 3)] and outputs == [(1, 896, 16), (1, 896, 1)]
+    wl = load(BLAZEFACE)
+    assert wl.unmapped == ()
+    assert len(wl.layers) == 90 and len(wl.array_layers) == 37
+    assert Counter(layer.op for layer in wl.layers) == {
+        "conv2d": 21, "depthwise": 16, "relu": 17, "add": 16, "pad": 11, "maxpool": 3, "reshape": 4,
+        "concatenation": 2}
+    # the 74 DEQUANTIZE ops turn fp16 weights into fp32 constants: plumbing, not layers
+    assert Counter(op for op, *_ in ops)["DEQUANTIZE"] == 74
+    assert imported_array_layers(wl) == expected_array_layers(ops)
+    assert wl.macs == sum(macs for _, _, macs, _ in expected_array_layers(ops)) == 30_760_960
+    first = wl.layers[0]
+    # SAME, 128 -> 64 with a 5x5 window at stride 2: 3 rows of padding, 1 above and 2 below
+    assert (first.name, first.op, first.kernel) == (
+        "conv2d", "conv2d", conv2d(1, 3, 24, 128, 128, 5, 5, (2, 2), (1, 1, 2, 2), 1, 1, 8))
+    k = {layer.name: layer.kernel for layer in wl.array_layers}
+    assert k["depthwise_conv2d"] == conv2d(1, 24, 24, 64, 64, 3, 3, 1, 1, 1, 24, 8)
+    # stride-2 depthwise: SAME pads 0 above, 1 below
+    assert k["depthwise_conv2d_2"] == conv2d(1, 28, 28, 64, 64, 3, 3, (2, 2), (0, 0, 1, 1), 1, 28, 8)
+    heads = {name: k[name].output.shape for name in ("classificator_8", "classificator_16")}
+    assert heads == {"classificator_8": (1, 2, 16, 16), "classificator_16": (1, 6, 8, 8)}
+    assert sum(prod(s[1:]) for s in heads.values()) == 896
+    assert {layer.elements for layer in wl.layers if layer.op == "pad"} == {0}  # channel padding: layout
+
+
+def test_pytorch_model_converted_for_litert():
+    """litert-cli's DummyVisionModel: NCHW input, TRANSPOSE to NHWC, Conv2d(3, 16, 3) with a
+    fused ReLU, AdaptiveAvgPool2d as SUM (its 1/N folded into the FC), Linear(16, 10)."""
+    ops, (inputs, outputs), description = reference(DUMMY_CV)
+    assert description == b"MLIR Converted."
+    assert inputs == [(1, 3, 224, 224)] and outputs == [(1, 10)]
+    assert [op for op, *_ in ops] == ["TRANSPOSE", "CONV_2D", "SUM", "FULLY_CONNECTED"]
+    wl = load(DUMMY_CV)
+    assert wl.unmapped == ()
+    assert [layer.op for layer in wl.layers] == ["transpose", "conv2d", "relu", "avgpool", "fc"]
+    conv, fc = wl.array_layers
+    assert conv.kernel == conv2d(1, 3, 16, 224, 224, 3, 3, 1, 0, 1, 1, 8)
+    assert fc.kernel == gemm(1, 10, 16)
+    assert wl.layers[3].elements == 222 * 222 * 16  # the pool reads the whole feature map
+    assert imported_array_layers(wl) == expected_array_layers(ops)
+    assert wl.macs == 222 * 222 * 16 * 27 + 160 == 21_290_848
+
+
+def test_tflite_micro_sine_model():
+    """TFLM's hello-world model: Dense(16, relu), Dense(16, relu), Dense(1) on one float."""
+    path = tflite_micro_sine()
+    ops, (inputs, outputs), description = reference(path)
+    assert description == b"MLIR Converted."
+    assert inputs == [(1, 1)] and outputs == [(1, 1)]
+    wl = load(path)
+    assert wl.unmapped == ()
+    assert [(layer.op, layer.elements) for layer in wl.layers] == [
+        ("fc", 0), ("relu", 16), ("fc", 0), ("relu", 16), ("fc", 0)]
+    assert [layer.kernel for layer in wl.array_layers] == [gemm(1, 16, 1), gemm(1, 16, 16), gemm(1, 1, 16)]
+    assert imported_array_layers(wl) == expected_array_layers(ops)
+    assert wl.macs == 16 + 256 + 16
+
+
+def test_doit_analyze_blazeface(tmp_path):
+    """``doit analyze workload=tflite`` end to end on the real file."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copy(Path(__file__).resolve().parents[1] / "dodo.py", tmp_path / "dodo.py")
+    shutil.copy(BLAZEFACE, tmp_path / "blazeface.tflite")
+    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(tmp_path / "dodo.py"), "analyze", "workload=tflite",
+                           "workload.path=blazeface.tflite"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "tflite: 90 layers, 37 on the array, 30,760,960 MACs" in proc.stdout
+    doc = json.loads(next((tmp_path / "out").glob("*/analysis.json")).read_text())
+    assert doc["totals"]["macs"] == 30_760_960 and doc["totals"]["array_layers"] == 37
+    assert doc["totals"]["ppu_elements"] == {"add": 460_800, "maxpool": 180_224, "relu": 559_104}
+    assert len(doc["layers"]) == 90 and doc["unmapped"] == []
+
+
+def test_damaged_real_file_raises_config_error_or_imports(tmp_path):
+    """Cut or overwrite bytes of a converter-written file: the import either succeeds or
+    stops with a one-line ConfigError naming the file, never another exception."""
+    import random
+
+    data = DUMMY_CV.read_bytes()
+    rng = random.Random(2024)
+    path = tmp_path / "damaged.tflite"
+    failures = 0
+    for _ in range(300):
+        damaged = bytearray(data)
+        if rng.random() < 0.3:
+            damaged = damaged[:rng.randrange(8, len(damaged))]
+        else:
+            for _ in range(rng.randint(1, 8)):
+                damaged[rng.randrange(8, len(damaged))] = rng.randrange(256)
+        path.write_bytes(bytes(damaged))
+        try:
+            load(path)
+        except ConfigError as exc:
+            failures += 1
+            assert "damaged.tflite" in str(exc) and "\n" not in str(exc)
+    assert failures > 50

@@ -7,6 +7,9 @@ from lego_build import compose
 from lego_build.flow.stages import STAGES, run_stage
 from lego_build.runtime.artifacts import read_artifact
 
+#: a 16x16 weight-stationary GEMM array with gemmini_like's banks, tiled by the search
+GEMM_WS = ["arch=gemmini_like", "arch.family=gemm", "arch.dataflows.ws.spatial=[k,n]", "arch.tiling=search"]
+
 pytestmark = pytest.mark.slow
 
 
@@ -44,6 +47,6 @@ def test_an_energy_tie_goes_to_fewer_cycles(tmp_path):
     """MobileNetV2's first depthwise conv on the 16x16 GEMM array (groups as batch, k=9, n=1):
     every tile size moves the same words, so energy ties; the tie-break by cycles keeps a big
     tile instead of a one-step one (14.9 M cycles of per-tile overhead before)."""
-    layers = {e["name"]: e for e in _map(tmp_path, ["arch=gemmini_like", "workload=mobilenetv2"]).layers}
+    layers = {e["name"]: e for e in _map(tmp_path, [*GEMM_WS, "workload=mobilenetv2"]).layers}
     dw = layers["features.1.conv.0.0"]
     assert dw["tile"]["m"] > 1 and dw["cycles"] < 1.1 * dw["steps"], (dw["tile"], dw["cycles"], dw["steps"])

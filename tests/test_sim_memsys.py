@@ -20,6 +20,9 @@ from lego_build.sim.layout import image_lanes, image_reads, input_banks, output_
 from lego_build.sim.stage import scope_layers, with_bits
 from rtl_templates_free import PPU_LUT, PPU_RELU, PPU_REQUANT
 
+#: a 16x16 weight-stationary GEMM array with gemmini_like's banks, tiled by the search
+GEMM_WS = ["arch=gemmini_like", "arch.family=gemm", "arch.dataflows.ws.spatial=[k,n]", "arch.tiling=search"]
+
 pytestmark = pytest.mark.slow
 
 # (overrides, outputs of the layer): small banks force many tiles, partial ones in every dim
@@ -93,7 +96,7 @@ def test_a_remainder_output_tile_finishing_during_a_store_does_not_change_that_s
     two output tiles of 29 and 28 rows per group; the second finishes while the first is
     still being written back (16-beat weight rows, 4-beat output rows), and its remainder
     bounds used to reach the running store's walkers, which then hung the W channel."""
-    run_all(compose(["arch=gemmini_like", "workload=gemm", "workload.batch=16", "workload.M=57", "workload.N=1",
+    run_all(compose([*GEMM_WS, "workload=gemm", "workload.batch=16", "workload.M=57", "workload.N=1",
                      "workload.K=9", "target.scope=layers", "target.max_cycles=200000"]), tmp_path)
     (layer,) = read_artifact(tmp_path, "sim/result.json").layers
     assert layer["tiles"] == 2 and layer["last_tile_trips"] != layer["tile_trips"]

@@ -38,3 +38,10 @@ def test_epilogue_maps_network_ops_onto_the_ppu():
     assert np.abs(apply(PPUConfig(PPU_REQUANT, bn_relu.scale, bn_relu.shift), acc)).max() >= 64  # int8 range used
     gelu = epilogue_config(("gelu",), acc)
     assert gelu.mode == PPU_REQUANT | PPU_LUT and gelu.table == "gelu"
+
+
+def test_tables_are_the_vocabulary():
+    from lego_build.ir.ppu_ops import TABLE_OPS
+    from lego_build.sim.ppu import TABLES
+
+    assert tuple(TABLES) == TABLE_OPS

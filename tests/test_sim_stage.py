@@ -6,6 +6,10 @@ from lego_build.flow.validate import validate
 from lego_build.runtime.atomic import read_json
 from lego_build.sim.verilator import require_verilator
 
+#: the switchable GEMM array the LEGO-MNICOC preset was before it became seed 004 §6's conv array
+GEMM_MNICOC = ["arch=lego_mnicoc", "arch.family=gemm", "~arch.dataflows.ohow", "arch.dataflows.mn.spatial=[m,n]",
+               "arch.dataflows.icoc.spatial=[k,n]"]
+
 # builds and simulates designs: deselect with -m 'not slow' for a quick run
 pytestmark = pytest.mark.slow
 
@@ -110,7 +114,7 @@ def test_fifo_words_are_what_the_shidiannao_array_computes_with(tmp_path, monkey
 def test_one_build_runs_a_tile_of_each_layer_kind_switching_dataflow(tmp_path):
     """Issue 6 acceptance 2: one Verilator process runs MobileNetV2's conv, depthwise, 1x1 and
     classifier tiles back to back; the switchable array changes dataflow by a register write."""
-    cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "workload=mobilenetv2", "target.tile_steps=600",
+    cfg = compose([*GEMM_MNICOC, "arch.rows=4", "arch.cols=4", "workload=mobilenetv2", "target.tile_steps=600",
                    "mapper.objective=edp"])
     run_all(cfg, tmp_path)
     sim = read_json(tmp_path / "sim" / "result.json")

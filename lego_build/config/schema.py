@@ -18,7 +18,7 @@ from omegaconf import MISSING
 
 from lego_build.errors import ConfigError
 from lego_build.ir.families import FAMILIES
-from lego_build.ir.mapping import MAPSPACES, OBJECTIVES
+from lego_build.ir.mapping import MAPSPACES, OBJECTIVES, TILINGS
 from lego_build.ir.testdata import GENERATED, PATTERNS
 
 
@@ -374,6 +374,8 @@ class ArchConf:
     d_t: int = 0
     buffer_depth: int = 4096
     onchip_kb: float = 0.0  # total bank SRAM (both ping-pong halves); > 0 sizes the banks, else buffer_depth
+    onchip_split: Dict[str, float] = field(default_factory=dict)  # KB per role (input/weight/output); sums to onchip_kb
+    tiling: str = "search"  # "search": the mapper searches; "gemmini": Gemmini's own tiling rule (mapping.gemmini)
     max_fus: int = 4096
     clock_mhz: float = 500.0
     dram_bytes_per_cycle: float = 16.0
@@ -407,6 +409,16 @@ class ArchConf:
         if self.onchip_kb < 0:
             raise ConfigError(f"arch.onchip_kb={self.onchip_kb}: must be >= 0 (0: every bank holds "
                               "arch.buffer_depth words per half)")
+        if self.onchip_split:
+            bad = next((k for k in self.onchip_split if k not in ("input", "weight", "output")), None)
+            if bad or set(self.onchip_split) != {"input", "weight", "output"}:
+                raise ConfigError(f"arch.onchip_split: {'unknown role ' + repr(bad) if bad else 'incomplete'}; give "
+                                  "KB for each of input, weight and output, e.g. {input: 96, weight: 96, output: 64}")
+            if any(v <= 0 for v in self.onchip_split.values()) or \
+                    abs(sum(self.onchip_split.values()) - self.onchip_kb) > 1e-9:
+                raise ConfigError(f"arch.onchip_split={dict(self.onchip_split)}: shares must be > 0 and sum to "
+                                  f"arch.onchip_kb={self.onchip_kb}")
+        _choice("arch", "tiling", self.tiling, tuple(TILINGS))
         if self.dram_bytes_per_cycle <= 0:
             raise ConfigError(f"arch.dram_bytes_per_cycle={self.dram_bytes_per_cycle}: must be > 0 "
                               "(DRAM bandwidth in bytes per clock cycle, e.g. 16)")

@@ -60,9 +60,28 @@ def build_adg(kernel: Kernel, arch) -> ADG:
         d_t=arch.d_t,
         ppu=arch.ppu,
         acc_wraps=arch.overflow == "wrap",
-        depths=split_capacity(arch.onchip_kb, [(n.tensor, 2 * len(n.ports) * n.bits) for n in nets])
-        if arch.onchip_kb else (),
+        depths=bank_depths(arch, kernel, nets),
     )
+
+
+def bank_depths(arch, kernel: Kernel, nets) -> tuple[tuple[str, int], ...]:
+    """Words per bank half of each tensor: ``arch.onchip_split`` (KB per role, e.g. Gemmini's
+    scratchpad for inputs and weights and its accumulator for outputs), else ``arch.onchip_kb``
+    split equally (:func:`split_capacity`), else ``arch.buffer_depth`` everywhere (``()``)."""
+    rows = [(n.tensor, 2 * len(n.ports) * n.bits) for n in nets]
+    if not arch.onchip_split:
+        return split_capacity(arch.onchip_kb, rows) if arch.onchip_kb else ()
+    roles = {t.name: ("output" if t.role == "out" else "input" if t is kernel.inputs[0] else "weight")
+             for t in kernel.tensors}
+    out = []
+    for tensor, bits in rows:
+        kb = arch.onchip_split[roles[tensor]]
+        words = int(kb * 1024 * 8) // bits
+        if words < 1:
+            raise ConfigError(f"arch.onchip_split.{roles[tensor]}={kb}: holds no word of tensor {tensor}'s banks "
+                              f"({bits // 8} B per word in both halves); give at least {bits / 8 / 1024:.3g} KB")
+        out.append((tensor, words))
+    return tuple(out)
 
 
 def split_capacity(kb: float, rows: list[tuple[str, int]]) -> tuple[tuple[str, int], ...]:

@@ -123,6 +123,12 @@ OBJECTIVES: dict[str, Callable[[float, float], float]] = {
 #: ``mapper.mapspace`` (seed 002 §3): the level kinds that may carry a partial last tile
 #: (a remainder ``R < P``): ``pfm`` none (perfect factors), ``ruby-s`` the spatial levels,
 #: ``ruby-t`` the temporal ones, ``ruby`` both
+#: ``arch.tiling``: who chooses a layer's tiles on a generated array
+TILINGS: dict[str, str] = {
+    "search": "the mapper searches the mapspace (mapper.search)",
+    "gemmini": "Gemmini's software tiling rule, as its library runs a layer (lego_build.mapping.gemmini)",
+}
+
 MAPSPACES: dict[str, frozenset[str]] = {
     "pfm": frozenset(),
     "ruby": frozenset({"spatial", "temporal"}),

@@ -23,9 +23,11 @@ from lego_build.ir.mapping import score
 from lego_build.ir.memory import Hierarchy
 from lego_build.ir.workload import Kernel
 from lego_build.mapping.controller import controller_mapping
+from lego_build.mapping.gemmini import GemminiTiling
 from lego_build.mapping.hierarchy import array_hierarchy, from_conf
 from lego_build.mapping.mapspace import Mapspace, Rules
 from lego_build.mapping.model import Model, role
+from lego_build.mapping.ppu import ppu_costs, ppu_totals
 from lego_build.mapping.searches import RTML, SEARCHES, SearchKind
 from lego_build.runtime.progress import Progress
 
@@ -95,7 +97,10 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
     """Best schedule of ``kernel`` under ``dataflow`` by ``mapper.search`` (ask/tell, reasons kept);
     ``latency``: the generated array's pipeline latency (the optimized DAG's)."""
     space = layer_space(kernel, adg, dataflow, arch, mapper, latency)
-    search = SEARCHES.get(mapper.search).make(space, mapper)
+    if arch.tiling == "gemmini":
+        search = GemminiTiling(space, mapper.objective, dim=arch.rows)
+    else:
+        search = SEARCHES.get(mapper.search).make(space, mapper)
     best = search.run()
     rejected = [e["reason"] for e in search.log if e["status"] == "rejected"]
     if best is None:
@@ -127,6 +132,7 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
         "utilization": round(ev.utilization, 6),
         "candidates": {"valid": sum(e["status"] == "valid" for e in search.log), "rejected": len(rejected)},
         "rejections": sorted(set(rejected))[:20],
+        **({"tiling": search.rule} if arch.tiling == "gemmini" else {}),
     }
 
 
@@ -201,6 +207,11 @@ def map_workload(layers, adg: ADG, latency: int, arch, mapper) -> dict:
         "energy_by_level_pj": _weighted(mapped, "energy_breakdown_pj"),
         "energy_by_tensor_pj": _weighted(mapped, "energy_by_tensor_pj"),
     }
+    rows = ppu_costs(layers, arch)
+    totals["ppu"] = {**ppu_totals(rows), "per_layer": rows}
+    # end to end (seed 004 §6.2): the array layers, then the PPU passes that do not overlap them
+    totals["end_to_end_cycles"] = totals["cycles"] + totals["ppu"]["cycles"]
+    totals["end_to_end_energy_pj"] = round(totals["energy_pj"] + totals["ppu"]["energy_pj"], 6)
     if (network := SEARCHES.get(mapper.search).network) is not None:
         totals[mapper.search] = network(entries, lowered_of, arch, mapper)
     return {"layers": entries, "totals": totals}
@@ -251,6 +262,11 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     t = result["totals"]
     print(f"map: {t['layers_mapped']} layers mapped ({t['distinct_mapped']} distinct), "
           f"{t['layers_unmappable']} unmappable; {t['cycles']:,} cycles, {t['energy_pj'] / 1e6:.3f} uJ")
+    if t["ppu"]["layers"]:
+        p = t["ppu"]
+        print(f"map: PPU {p['layers'] - p['fused']} passes ({p['fused']} fused on the output path), "
+              f"{p['cycles']:,} cycles ({p['cycles'] / max(1, t['end_to_end_cycles']):.1%} of "
+              f"{t['end_to_end_cycles']:,} end to end)")
     if "tso" in t:
         s = t["tso"]
         print(f"map: tso ({'burst' if s['burst'] else 'no-burst'}) on {cfg.arch.multicore.clusters}x"

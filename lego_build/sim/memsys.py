@@ -94,7 +94,6 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     out_rows = mapping.footprint(kernel, hm.output_tensor)
     out_bytes = out_rows * sm.slot_bytes[-1]
     bases = [a for a, _ in images] + [out_addr]
-    traffic = []
     for ti, t in enumerate(hm.tensors):
         image = _moving(strides(kernel, mapping, t), g.trips)
         bank = _moving(strides(tk, tm, t), g.trips)
@@ -103,10 +102,7 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
         for l in range(hm.levels):
             regs += [(sm.row_stride_reg(ti, l), image[l] * slot),
                      (sm.tile_stride_reg(ti, l), image[l] * slot * g.full[l]), (sm.bank_stride_reg(ti, l), bank[l])]
-        run = [l for l in range(hm.levels) if image[l] == 1]
-        output = ti == len(hm.tensors) - 1
-        traffic.append(Traffic(slot, tuple(b != 0 for b in bank), run[0] if run else None, output,
-                               1 if output else hm.rows_of(ti), tuple(image)))
+    traffic = layer_traffic(hm, sm, kernel, mapping, tk, tm, g)
     amask = (1 << hm.addr_bits) - 1
     for ti, t in enumerate(hm.tensors):  # the array's own address generators: the same bank strides
         for l, st in enumerate(_moving(strides(tk, tm, t), g.trips)):
@@ -126,6 +122,29 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     dram = out_addr + -(-out_bytes // ALIGN) * ALIGN
     return LayerRun(name, g, tuple(images), out_addr, out_bytes, dram, tuple(regs), rows_lanes, want, tuple(traffic),
                     ppu.mode)
+
+
+def layer_traffic(hm: HostMap, sm: SocMap, kernel: Kernel, mapping: Mapping, tk: Kernel, tm: Mapping,
+                  g: Grid) -> list[Traffic]:
+    """How each tensor moves between DRAM and the banks over the layer's tile grid ``g``
+    (``tk``/``tm``: the tile's kernel and mapping, whose strides address the banks)."""
+    traffic = []
+    for ti, t in enumerate(hm.tensors):
+        image = _moving(strides(kernel, mapping, t), g.trips)
+        bank = _moving(strides(tk, tm, t), g.trips)
+        run = [l for l in range(hm.levels) if image[l] == 1]
+        output = ti == len(hm.tensors) - 1
+        traffic.append(Traffic(sm.slot_bytes[ti], tuple(b != 0 for b in bank), run[0] if run else None, output,
+                               1 if output else hm.rows_of(ti), tuple(image)))
+    return traffic
+
+
+def predict_layer(hm: HostMap, sm: SocMap, adg: ADG, kernel: Kernel, mapping: Mapping, tile: dict | None,
+                  bandwidth: float, latency: int) -> dict:
+    """The latency model's cycles for a whole layer without building its data (what
+    :func:`program` + :func:`predict` give, for layers too large to simulate)."""
+    g, tk, tm = grid(kernel, mapping, adg.depth, tile)
+    return layer_cycles(g, layer_traffic(hm, sm, kernel, mapping, tk, tm, g), mem_system(hm, sm, bandwidth, latency))
 
 
 def mem_system(hm: HostMap, sm: SocMap, bandwidth: float, latency: int) -> MemSystem:

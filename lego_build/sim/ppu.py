@@ -22,10 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lego_build.ir.ppu_ops import FOLDED, RELU, UNIT_RANGE
 from rtl_templates_free.primitives import PPU_LUT, PPU_RELU, PPU_REQUANT
 
-RELU = ("relu", "relu6", "clip")
-FOLDED = ("batchnorm", "bias", "add", "mul", "scale", "dequantize", "quantize")
 TABLES = {
     "gelu": lambda x: 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0))),
     "silu": lambda x: x / (1.0 + math.exp(-x)),
@@ -33,7 +32,6 @@ TABLES = {
     "sigmoid": lambda x: 1.0 / (1.0 + math.exp(-x)),
     "tanh": math.tanh,
 }
-UNIT_RANGE = ("sigmoid", "tanh")
 
 
 @dataclass(frozen=True)

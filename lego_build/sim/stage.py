@@ -452,6 +452,25 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     }
 
 
+def predict_network(cfg: LegoConfig, design_dir: Path) -> dict:
+    """Every mapped layer's cycles by the latency model the whole-layer runs check (no data, no
+    RTL run): per layer name ``(count, cycles)`` and the network's total (layers times count).
+    Needs the ``emit`` stage's interface maps."""
+    hm, sm = read_artifact(design_dir, "rtl/host_interface.json"), read_artifact(design_dir, "rtl/soc_interface.json")
+    adg, mapping = read_artifact(design_dir, "adg.json"), read_artifact(design_dir, "mapping.json")
+    kernels = {e["name"]: k for e, k in load_layers(design_dir) if k is not None}
+    bw, lat = cfg.arch.dram_bytes_per_cycle, cfg.arch.dram_latency_cycles
+    layers = {}
+    for entry in mapping.layers:
+        if entry["status"] != "mapped":
+            continue
+        kernel = with_bits(lower(kernels[entry["name"]], adg.kernel), hm.operand_bits, hm.out_bits)
+        mapping_ = Mapping.from_json(entry["mapping"])
+        model = memsys.predict_layer(hm, sm, adg, kernel, mapping_, entry.get("tile"), bw, lat)
+        layers[entry["name"]] = (entry["count"], model["cycles"])
+    return {"layers": layers, "cycles": sum(n * c for n, c in layers.values())}
+
+
 def measured_activity(runs: list[tuple[str, int]], files: list[Path], rtl: Path) -> dict:
     """What the asic flow takes from simulated ``runs`` (``(dataflow, cycles)`` each): their
     cycles in all and per dataflow, and the toggle counts in their coverage ``files``."""

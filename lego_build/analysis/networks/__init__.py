@@ -23,6 +23,9 @@ NETWORKS: dict[str, str] = {
     "gpt2": "transformers:gpt2",
     "llama7b": "transformers:llama7b",
     "deepbench": "deepbench:deepbench",
+    "coatnet": "coatnet:coatnet0",
+    "ddpm": "ddpm:ddpm_cifar10",
+    "stable_diffusion": "sd_unet:sd_unet",
 }
 
 

@@ -126,7 +126,8 @@ def build_dag(adg: ADG) -> DAG:
     if shifts and max(lk.fifo for n in inputs for lk in n.links if lk.kind == "delay") > adg.d_t:
         raise StageError(f"a delay link needs a FIFO deeper than arch.d_t={adg.d_t}")
     buffers = tuple(
-        BufferSpec(n.tensor, n.role, n.bits, len(n.ports), adg.depth(n.tensor), addr_bits(adg.depth(n.tensor)))
+        BufferSpec(n.tensor, n.role, n.bits, len(n.ports), adg.depth(n.tensor), addr_bits(adg.depth(n.tensor)),
+                   n.packs)
         for n in adg.nets
     )
     aw = max(b.addr_bits for b in buffers)  # the address generators' width

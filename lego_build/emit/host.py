@@ -98,6 +98,7 @@ def host_map(dag: DAG, bus_bits: int = 0) -> HostMap:
         ppu=dag.ppu,
         lanes=tuple(dag.buffer(t).lanes for t in (*ins, out.tensor)),
         fill_rows=fill_rows(dag, bus_bits) if bus_bits else (),
+        packs=tuple(dag.buffer(t).packs for t in (*ins, out.tensor)) if all(b.packs for b in dag.buffers) else (),
         read_drain=min(max(dag.latency, 1) + 1, max(d for n, d in dag.schedule if dag.node(n).kind == "read") + 1),
     )
     return replace(hm, cfg_addr_bits=clog2(hm.n_regs))
@@ -108,4 +109,4 @@ def soc_map(hm: HostMap, bus_bits: int) -> SocMap:
     word takes a power-of-two number of bytes (outputs sign-extended)."""
     words = tuple(pow2(-(-b // 8)) for b in (*(hm.operand_bits,) * len(hm.input_tensors), hm.out_bits))
     return SocMap(levels=hm.levels, tensors=hm.tensors, lanes=hm.lanes, word_bytes=words, bus_bits=bus_bits,
-                  core_regs=hm.n_regs)
+                  core_regs=hm.n_regs, packs=hm.packs)

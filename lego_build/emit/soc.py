@@ -202,6 +202,7 @@ def mk_soc(hm: HostMap, sm: SocMap) -> tuple[Module, list[Module]]:
         ("rd_beat", 1), ("wr_beat", 1), ("ld_mask", len(hm.input_tensors)), ("ld_tgt", len(hm.input_tensors)))}
     c = _Ctx(m, hm, sm, clk, rst, regs, core, mi, mo, wires, [(core["rd_data"], hm.out_bits), (core["done"], 1)])
     state = _registers(c, s_in, s_out, irq)
+    _dataflow_register(c)
     _sequencer(c, state)
     _loader(c)
     _storer(c)
@@ -299,6 +300,30 @@ def _ppu_registers(c: _Ctx, wdata) -> None:
     table_we = m.Wire("ppu_table_we")
     m.Assign(table_we(w["host_cfg_we"] & (addr[8:ab] == _i(hm.ppu_lut_base >> 8, ab - 8))))
     c.w["ppu"], c.w["ppu_table"] = regs, {"we": table_we, "waddr": addr[0:8], "wdata": wdata[0:8]}
+
+
+def _dataflow_register(c: _Ctx) -> None:
+    """The memory system's copy of the array's dataflow select (written with it): a packed row's
+    length and its lanes depend on the dataflow (:mod:`lego_build.frontend.packing`)."""
+    m, hm, w = c.m, c.hm, c.w
+    if not hm.dataflows:
+        return
+    sel = m.Reg("df_sel", hm.df_bits)
+    m.Always(Posedge(c.clk))(If(w["host_cfg_we"] & (w["host_cfg_addr"] == _i(hm.df_reg, hm.cfg_addr_bits)))(
+        sel(w["host_cfg_wdata"][0:hm.df_bits])))
+    c.w["df"] = sel
+    c.unused.append((sel, hm.df_bits))  # a design whose rows no dataflow packs reads it nowhere
+
+
+def _per_df(c: _Ctx, options: list):
+    """``options[d]`` for the running dataflow ``d`` (the only option of a single-dataflow design)."""
+    if len(options) == 1 or all(o is options[0] for o in options):
+        return options[0]
+    return _pick(c.w["df"], c.hm.df_bits, options)
+
+
+def _ndf(c: _Ctx) -> int:
+    return max(1, len(c.hm.dataflows))
 
 
 def _ppu_beat(c: _Ctx, name: str, values: list, out_bits: int, word_bits: int):
@@ -500,7 +525,8 @@ def _run(c: _Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list, fi
         rows_last.append(rl)
         runs_last.append(ul)
         run_rows.append(last)
-        beats_shift.append(clog2(slot // sm.bus_bytes) if slot > sm.bus_bytes else 0)
+        beats_shift.append([(sm.slot(t, d) // sm.bus_bytes).bit_length() - 1 if slot > sm.bus_bytes else 0
+                            for d in range(_ndf(c))])  # log2 of the beats per row (a power of two)
         sizes.append((min(slot, sm.bus_bytes) * k).bit_length() - 1)  # log2 of a power of two (1 byte: 0)
     rows = [_pick(t_sel, t_bits, [x[l] for x in rows_last]) for l in range(lv)]
     runs = [m.Wire(f"{name}_runs_last{l}", cw) for l in range(lv)]
@@ -519,10 +545,10 @@ def _run(c: _Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list, fi
             span = _wire(m, f"{name}_span{t}", rb, rows_from)
             c.unused.append((span[0:lk], lk))
             per_tensor.append(Cat(_i(0, lk), span[lk:rb]))
-        elif shift:
-            per_tensor.append(Cat(_i(0, 9 - shift), last + _i(1, cw), _i(0, shift)))
-        else:
-            per_tensor.append(Cat(_i(0, 9), last + _i(1, cw)))
+        else:  # rows of the run times the beats per row (a power of two; per dataflow for packed rows)
+            opts = [Cat(_i(0, 9 - z), last + _i(1, cw), _i(0, z)) if z else Cat(_i(0, 9), last + _i(1, cw))
+                    for z in shift]
+            per_tensor.append(opts[0] if len(set(shift)) == 1 else _per_df(c, opts))
     run_beats = m.Wire(f"{name}_run_beats", rb)
     m.Assign(run_beats(_pick(t_sel, t_bits, per_tensor)))
     size = m.Wire(f"{name}_size", 3)
@@ -686,10 +712,16 @@ def _loader(c: _Ctx) -> None:
     for t, k in zip(tensors, fills):
         slot = sm.slot_bytes[t]
         nb = max(1, slot // bb)
-        if slot >= bb:  # a row of nb beats
-            bytes_ = _wire(m, f"r_bytes{t}", nb * bw, Cat(mi["rdata"], *reversed(slots[:nb - 1])) if nb > 1
-                           else mi["rdata"])
-            row_end_t.append(r_beat == _i(nb - 1, bi))
+        if slot >= bb:  # a row of nb beats, or of fewer under a dataflow whose row is packed
+            nbs = [max(1, sm.slot(t, d) // bb) for d in range(_ndf(c))]
+            if set(nbs) == {nb}:
+                bytes_ = _wire(m, f"r_bytes{t}", nb * bw, Cat(mi["rdata"], *reversed(slots[:nb - 1])) if nb > 1
+                               else mi["rdata"])
+                row_end_t.append(r_beat == _i(nb - 1, bi))
+            else:  # the row's last beat lands at its own place; the places after it are not read
+                parts = [Mux(r_beat == _i(k, bi), mi["rdata"], slots[k]) for k in range(nb - 1)] + [mi["rdata"]]
+                bytes_ = _wire(m, f"r_bytes{t}", nb * bw, Cat(*reversed(parts)))
+                row_end_t.append(_per_df(c, [r_beat == _i(n - 1, bi) for n in nbs]))
             rows = [_lanes_in(c, t, bytes_, nb * bw)]
             span = None
         else:  # up to k rows in the beat, from the current row's place in its transfer on
@@ -769,9 +801,10 @@ def _geometry(c: _Ctx, t: int, bounds: list) -> tuple[list, list, object]:
     walk (0 where it does not depend), the same with the run level (rows contiguous in DRAM)
     folded into the run, and the run's last row."""
     lv, cw = c.hm.levels, c.hm.counter_bits
-    slot = c.sm.slot_bytes[t]
+    slots = sorted({c.sm.slot(t, d) for d in range(_ndf(c))})
+    slot = _i(slots[0], ADDR) if len(slots) == 1 else _per_df(c, [_i(c.sm.slot(t, d), ADDR) for d in range(_ndf(c))])
     dep = _deps(c, t)
-    inner = [c.regs["row"][t][l] == _i(slot, ADDR) for l in range(lv)]
+    inner = [c.regs["row"][t][l] == slot for l in range(lv)]
     rows_last = [Mux(dep[l], bounds[l], _i(0, cw)) for l in range(lv)]
     runs_last = [Mux(inner[l], _i(0, cw), rows_last[l]) for l in range(lv)]
     run_rows = _i(0, cw)
@@ -785,16 +818,26 @@ def _pick_strides(table, t_sel, tb: int, tensors: list, lv: int) -> list:
 
 
 def _lanes_in(c: _Ctx, t: int, row_bytes, width: int):
-    """The DMA row of input tensor ``t``: lane ``i``'s word from its bytes (``width`` bits of
-    them), packed at ``operand_bits``; the bytes between and after the words are unused."""
+    """The DMA row of input tensor ``t``: each lane's word from its bytes (``width`` bits of
+    them), packed at ``operand_bits``: lane ``i`` takes word ``i``, or, where the dataflow packs
+    the row, the word it shares (``SocMap.word_of``: one multiplexer per lane over the
+    dataflows); the bytes between and after the words are unused."""
     hm, sm = c.hm, c.sm
     wb = sm.word_bytes[t]
+    maps = [sm.word_of(t, d) for d in range(_ndf(c))]
     words = [row_bytes[i * wb * 8:i * wb * 8 + hm.operand_bits] for i in range(sm.lanes[t])]
-    gaps = [(i * wb * 8 + hm.operand_bits, (i + 1) * wb * 8) for i in range(sm.lanes[t])]
+    lanes = []
+    for lane in range(sm.lanes[t]):
+        valid = [mp[lane] for mp in maps if mp[lane] >= 0]
+        opts = [mp[lane] if mp[lane] >= 0 else valid[0] if valid else lane for mp in maps]
+        lanes.append(words[opts[0]] if len(set(opts)) == 1 else _per_df(c, [words[p] for p in opts]))
+    read = {p for mp in maps for p in mp if p >= 0} if any(mp != tuple(range(sm.lanes[t])) for mp in maps) \
+        else set(range(sm.lanes[t]))
+    gaps = [(i * wb * 8 + (hm.operand_bits if i in read else 0), (i + 1) * wb * 8) for i in range(sm.lanes[t])]
     gaps.append((sm.lanes[t] * wb * 8, width))
     c.unused += [(row_bytes[lo:hi], hi - lo) for lo, hi in gaps if hi > lo]
     pad = hm.in_row_bits - sm.lanes[t] * hm.operand_bits
-    return Cat(*([_i(0, pad)] if pad else []), *reversed(words))
+    return Cat(*([_i(0, pad)] if pad else []), *reversed(lanes))
 
 
 def _storer(c: _Ctx) -> None:
@@ -856,7 +899,21 @@ def _storer(c: _Ctx) -> None:
     per_beat = min(slot, bb) // wb  # lanes in one beat: the PPU's lanes
     values = [head[i * ob:(i + 1) * ob] for i in range(lanes)]
     if slot >= bb:
-        nb_real = -(-lanes // per_beat)  # beats that hold lanes (the rest of the row is padding)
+        # the row's words: every lane, or under a dataflow that packs the row the first lane of each
+        # distinct word (SocMap.lane_of), one multiplexer per word over the dataflows
+        firsts = [sm.lane_of(t, d) for d in range(_ndf(c))]
+        nwords = max(len(f) for f in firsts)
+        packed = []
+        for p in range(nwords):
+            opts = [f[p] if p < len(f) else -1 for f in firsts]
+            packed.append(values[opts[0]] if len(set(opts)) == 1 else
+                          _per_df(c, [values[x] if x >= 0 else _i(0, ob) for x in opts]))
+        referenced = {x for f in firsts for x in f}
+        c.unused += [(values[i], ob) for i in range(lanes) if i not in referenced]
+        values = packed
+        nbs = [max(1, sm.slot(t, d) // bb) for d in range(_ndf(c))]
+        reals = [-(-len(f) // per_beat) for f in firsts]  # beats that hold words (the rest is padding)
+        nb_real = max(reals)
         chunks = [values[k * per_beat:(k + 1) * per_beat] for k in range(nb_real)]
         if nb_real > 1:
             sel = [_pick(w_beat, bi, [ch[i] if i < len(ch) else _i(0, ob) for ch in chunks]) for i in range(per_beat)]
@@ -867,9 +924,11 @@ def _storer(c: _Ctx) -> None:
         used = Cat(*reversed(words))
         pad_bits = bw - len(words) * wb * 8
         data = Cat(_i(0, pad_bits), used) if pad_bits else used
-        beat = Mux(w_beat < _i(nb_real, bi), data, _i(0, bw)) if nb_real < nb else data
+        pads = [r < n for r, n in zip(reals, nbs)]
+        beat = Mux(w_beat < _per_df(c, [_i(r, bi) for r in reals]), data, _i(0, bw)) if any(pads) else data
         strb = _i((1 << bb) - 1, bb)
-        row_last = w_beat == _i(nb - 1, bi)
+        row_last = _per_df(c, [w_beat == _i(n - 1, bi) for n in nbs]) if len(set(nbs)) > 1 else \
+            w_beat == _i(nbs[0] - 1, bi)
     else:
         words = _ppu_beat(c, "w", values, ob, wb * 8)
         pad = slot * 8 - lanes * wb * 8

@@ -13,6 +13,7 @@ from lego_build.frontend.dataflow import arch_dataflows
 from lego_build.frontend.links import candidate_links
 from lego_build.frontend.merge import merge_dataflows
 from lego_build.frontend.mst import spanning_forest
+from lego_build.frontend.packing import lane_packs
 from lego_build.ir.adg import ADG, TensorNet
 from lego_build.ir.workload import Kernel
 
@@ -44,6 +45,7 @@ def build_adg(kernel: Kernel, arch) -> ADG:
         nets.append(TensorNet(
             tensor.name, tensor.role, bits, tuple(vectors), kept, ports, port_dfs,
             tuple(sorted((ds, t, w) for (ds, t), w in solutions.items())),
+            lane_packs(kernel, tensor.name, dataflows, ports, port_dfs),
         ))
     return ADG(
         kernel=kernel.name,

@@ -40,6 +40,9 @@ class TensorNet:
     ports: tuple[Coord, ...]
     port_dataflows: tuple[tuple[str, ...], ...] = ()
     delay_solutions: tuple[tuple[Coord, tuple[int, ...], int], ...] = ()  # (Δs, t, w) of eq. 4.3
+    # per dataflow (ADG order), each lane's word in a packed DMA row: lanes whose banks hold the same
+    # words under that dataflow share one (-1: the dataflow does not use the lane); frontend.packing
+    packs: tuple[tuple[int, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -195,6 +195,7 @@ class BufferSpec:
     lanes: int
     depth: int
     addr_bits: int
+    packs: tuple[tuple[int, ...], ...] = ()  # per dataflow, lane -> word of a packed DMA row (ir.adg.TensorNet)
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,8 @@ class SocMap:
     bus_bits: int
     core_regs: int  # registers of the array (HostMap.n_regs)
     max_outstanding: int = 16  # AXI read bursts in flight
+    # per tensor, per dataflow: each lane's word in a packed row (-1 unused; lego_build.frontend.packing)
+    packs: tuple[tuple[tuple[int, ...], ...], ...] = ()
 
     @property
     def bus_bytes(self) -> int:
@@ -61,7 +63,38 @@ class SocMap:
 
     @property
     def slot_bytes(self) -> tuple[int, ...]:
+        """Bytes of a row holding every lane of each tensor (the banks' full width)."""
         return tuple(pow2(n * w) for n, w in zip(self.lanes, self.word_bytes))
+
+    def packed(self, t: int) -> bool:
+        """Does tensor ``t``'s row shrink per dataflow? Rows wider than a beat only: a narrower one
+        shares its beat with the next rows (``HostMap.fill_rows``), so it keeps its lanes."""
+        return bool(self.packs) and self.slot_bytes[t] > self.bus_bytes
+
+    def words(self, t: int, df: int) -> int:
+        """Words of tensor ``t``'s packed row under dataflow ``df`` (its distinct used lanes)."""
+        return max(self.packs[t][df], default=-1) + 1 if self.packed(t) else self.lanes[t]
+
+    def slot(self, t: int, df: int) -> int:
+        """Bytes of one DRAM row of tensor ``t`` under dataflow ``df``: the packed words, in whole
+        beats (the full row where :meth:`packed` says it does not shrink)."""
+        if not self.packed(t):
+            return self.slot_bytes[t]
+        return max(self.bus_bytes, pow2(max(1, self.words(t, df)) * self.word_bytes[t]))
+
+    def lane_of(self, t: int, df: int) -> tuple[int, ...]:
+        """Per word of the packed row, the first lane that holds it (identity when not packed)."""
+        if not self.packed(t):
+            return tuple(range(self.lanes[t]))
+        firsts: dict[int, int] = {}
+        for lane, p in enumerate(self.packs[t][df]):
+            if p >= 0:
+                firsts.setdefault(p, lane)
+        return tuple(firsts[p] for p in range(len(firsts)))
+
+    def word_of(self, t: int, df: int) -> tuple[int, ...]:
+        """Per lane, its word in the packed row (-1 unused; identity when not packed)."""
+        return self.packs[t][df] if self.packed(t) else tuple(range(self.lanes[t]))
 
     def tiles_reg(self, level: int) -> int:
         return HEADER + level

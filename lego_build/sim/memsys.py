@@ -69,6 +69,7 @@ class LayerRun:
     want: np.ndarray  # the exact outputs, in ``reads`` order
     traffic: tuple[Traffic, ...]  # how each tensor moves (the latency model's view)
     ppu_mode: int = 0  # the output path's PPU mode (requantise, ReLU, table bits)
+    out_slot: int = 0  # bytes of an output row in DRAM under the layer's dataflow (SocMap.slot)
 
 
 def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mapping: Mapping, dataflow: str,
@@ -79,6 +80,7 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     ``epilogue`` the element-wise operators after the layer, which the PPU on the output path
     applies (:mod:`lego_build.sim.ppu`, calibrated on the layer's outputs)."""
     df = adg.dataflow(dataflow)
+    di = hm.dataflows.index(dataflow) if hm.dataflows else 0
     g, tk, tm = grid(kernel, mapping, adg.depth, tile)
     regs: list[tuple[int, int]] = []
     for l, (n, f, r) in enumerate(zip(g.tiles, g.full, g.rem)):
@@ -86,23 +88,24 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     images, addr = [], 0
     for ti, t in enumerate(hm.input_tensors):
         lanes = image_lanes(kernel, mapping, adg, df, t, operands[t], sm.lanes[ti])
-        data = _pack(len(lanes[0]), sm.slot_bytes[ti], sm.word_bytes[ti], lanes)
+        data = _pack(len(lanes[0]), sm.slot(ti, di), sm.word_bytes[ti], [lanes[i] for i in sm.lane_of(ti, di)])
         images.append((addr, data))
         addr += -(-len(data) // ALIGN) * ALIGN
     out_addr = addr
     reads = image_reads(kernel, mapping, adg, df)
     out_rows = mapping.footprint(kernel, hm.output_tensor)
-    out_bytes = out_rows * sm.slot_bytes[-1]
+    out_slot = sm.slot(len(hm.tensors) - 1, di)
+    out_bytes = out_rows * out_slot
     bases = [a for a, _ in images] + [out_addr]
     for ti, t in enumerate(hm.tensors):
         image = _moving(strides(kernel, mapping, t), g.trips)
         bank = _moving(strides(tk, tm, t), g.trips)
-        slot = sm.slot_bytes[ti]
+        slot = sm.slot(ti, di)
         regs.append((sm.base_reg(ti), bases[ti]))
         for l in range(hm.levels):
             regs += [(sm.row_stride_reg(ti, l), image[l] * slot),
                      (sm.tile_stride_reg(ti, l), image[l] * slot * g.full[l]), (sm.bank_stride_reg(ti, l), bank[l])]
-    traffic = layer_traffic(hm, sm, kernel, mapping, tk, tm, g)
+    traffic = layer_traffic(hm, sm, kernel, mapping, tk, tm, g, di)
     amask = (1 << hm.addr_bits) - 1
     for ti, t in enumerate(hm.tensors):  # the array's own address generators: the same bank strides
         for l, st in enumerate(_moving(strides(tk, tm, t), g.trips)):
@@ -117,34 +120,37 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     ppu = epilogue_config(epilogue, np.asarray(expect).reshape(-1)) if hm.ppu else PPUConfig()
     if hm.ppu:
         regs += [(sm.core_base + r, v) for r, v in ppu.words(hm)]
-    rows_lanes = reads[:, :2]
+    rows_lanes = np.stack([reads[:, 0], np.asarray(sm.word_of(len(hm.tensors) - 1, di))[reads[:, 1]]], axis=1)
     want = apply(ppu, np.asarray(expect).reshape(-1)[reads[:, 2]].astype(np.int64))
     dram = out_addr + -(-out_bytes // ALIGN) * ALIGN
     return LayerRun(name, g, tuple(images), out_addr, out_bytes, dram, tuple(regs), rows_lanes, want, tuple(traffic),
-                    ppu.mode)
+                    ppu.mode, out_slot)
 
 
 def layer_traffic(hm: HostMap, sm: SocMap, kernel: Kernel, mapping: Mapping, tk: Kernel, tm: Mapping,
-                  g: Grid) -> list[Traffic]:
+                  g: Grid, df: int) -> list[Traffic]:
     """How each tensor moves between DRAM and the banks over the layer's tile grid ``g``
-    (``tk``/``tm``: the tile's kernel and mapping, whose strides address the banks)."""
+    (``tk``/``tm``: the tile's kernel and mapping, whose strides address the banks), in rows of
+    the dataflow ``df``'s packed width."""
     traffic = []
     for ti, t in enumerate(hm.tensors):
         image = _moving(strides(kernel, mapping, t), g.trips)
         bank = _moving(strides(tk, tm, t), g.trips)
         run = [l for l in range(hm.levels) if image[l] == 1]
         output = ti == len(hm.tensors) - 1
-        traffic.append(Traffic(sm.slot_bytes[ti], tuple(b != 0 for b in bank), run[0] if run else None, output,
+        traffic.append(Traffic(sm.slot(ti, df), tuple(b != 0 for b in bank), run[0] if run else None, output,
                                1 if output else hm.rows_of(ti), tuple(image)))
     return traffic
 
 
-def predict_layer(hm: HostMap, sm: SocMap, adg: ADG, kernel: Kernel, mapping: Mapping, tile: dict | None,
-                  bandwidth: float, latency: int) -> dict:
+def predict_layer(hm: HostMap, sm: SocMap, adg: ADG, kernel: Kernel, mapping: Mapping, dataflow: str,
+                  tile: dict | None, bandwidth: float, latency: int) -> dict:
     """The latency model's cycles for a whole layer without building its data (what
     :func:`program` + :func:`predict` give, for layers too large to simulate)."""
     g, tk, tm = grid(kernel, mapping, adg.depth, tile)
-    return layer_cycles(g, layer_traffic(hm, sm, kernel, mapping, tk, tm, g), mem_system(hm, sm, bandwidth, latency))
+    di = hm.dataflows.index(dataflow) if hm.dataflows else 0
+    return layer_cycles(g, layer_traffic(hm, sm, kernel, mapping, tk, tm, g, di),
+                        mem_system(hm, sm, bandwidth, latency))
 
 
 def mem_system(hm: HostMap, sm: SocMap, bandwidth: float, latency: int) -> MemSystem:
@@ -172,7 +178,7 @@ def script(sm: SocMap, run: LayerRun, work: Path, bandwidth: float, latency: int
 def check(sm: SocMap, hm: HostMap, run: LayerRun, work: Path) -> dict:
     """Every output element of the layer against the golden model."""
     data = np.frombuffer((work / f"{run.name}.out.bin").read_bytes(), dtype=np.uint8)
-    slot, word = sm.slot_bytes[-1], sm.word_bytes[-1]
+    slot, word = run.out_slot or sm.slot_bytes[-1], sm.word_bytes[-1]
     rows = data.reshape(-1, slot)
     got = np.zeros(len(run.reads), dtype=np.int64)
     for b in range(word):

@@ -466,7 +466,7 @@ def predict_network(cfg: LegoConfig, design_dir: Path) -> dict:
             continue
         kernel = with_bits(lower(kernels[entry["name"]], adg.kernel), hm.operand_bits, hm.out_bits)
         mapping_ = Mapping.from_json(entry["mapping"])
-        model = memsys.predict_layer(hm, sm, adg, kernel, mapping_, entry.get("tile"), bw, lat)
+        model = memsys.predict_layer(hm, sm, adg, kernel, mapping_, entry["dataflow"], entry.get("tile"), bw, lat)
         layers[entry["name"]] = (entry["count"], model["cycles"])
     return {"layers": layers, "cycles": sum(n * c for n, c in layers.values())}
 

@@ -67,7 +67,7 @@ def measure(design: str, net: str, objective: str, rtl: bool, out: Path, extra=(
         else:
             row["source"] = f"model (rtl: {res.status}, {res.mismatches} mismatches)"
     row["wall_s"] = time.perf_counter() - start
-    row["util"] = row["macs"] / (row["cycles"] * 256)
+    row["util"] = row["macs"] / (row["cycles"] * cfg.arch.rows * cfg.arch.cols)
     row["gops_w"] = 2 * row["macs"] / row["onchip_pj"] * 1000
     return row
 

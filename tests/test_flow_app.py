@@ -101,6 +101,23 @@ def test_acceptance_sweep_writes_summary_and_reuses_finished_designs(tmp_path):
     print(f"re-run of the finished sweep: {took:.1f} s")
 
 
+def test_sweep_with_the_baseline_writes_the_comparison(tmp_path):
+    """Issue 20 item 7: a sweep over gemmini_like and lego_mnicoc on one depthwise layer writes
+    the comparison against the baseline: LEGO's OH-OW dataflow against Gemmini's one channel
+    on one FU (the end-to-end cycles of both designs' summaries)."""
+    run = lego_build(tmp_path, "-m", "arch=gemmini_like,lego_mnicoc", "workload=depthwise", "target=rtl")
+    assert run.returncode == 0, run.stdout + run.stderr
+    (sweep,) = (tmp_path / "out" / "sweeps").iterdir()
+    rows = {r["arch"]: r for r in csv.DictReader((sweep / "summary.csv").open())}
+    speed = int(rows["gemmini_like"]["cycles_end_to_end"]) / int(rows["lego_mnicoc"]["cycles_end_to_end"])
+    assert speed > 4
+    text = (sweep / "comparison.md").read_text()
+    assert f"| depthwise | {rows['lego_mnicoc']['design']} | {rows['gemmini_like']['design']} |" in text
+    assert f"{speed:.2f}x" in text
+    assert (sweep / "comparison.png").read_bytes().startswith(b"\x89PNG")
+    assert "comparison.md" in run.stdout
+
+
 def test_killed_sweep_resumes_with_the_remaining_designs_only(tmp_path):
     """Issue 9 acceptance 5: stop the (sequential) sweep after its first design, then run it again."""
     args = ["-m", "workload=gemm,conv2d,lenet", "target=rtl"]

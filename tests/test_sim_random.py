@@ -7,16 +7,16 @@ import pytest
 from lego_build import compose, run_stage
 from lego_build.analysis.kernels import conv2d, gemm
 from lego_build.analysis.lowering import lower
-from lego_build.emit.host import HostMap
+from lego_build.backend.interface import HostMap
 from lego_build.ir.adg import ADG
 from lego_build.ir.mapping import Mapping, tiled_loops
 from lego_build.ir.serialize import from_jsonable
 from lego_build.mapping.controller import pre_check
 from lego_build.mapping.stage import link_conflict
+from lego_build.mapping.tiles import fit_tile
 from lego_build.runtime.atomic import read_json
 from lego_build.sim import verilator
 from lego_build.sim.stage import Tile, layer_kind, run_tiles
-from lego_build.sim.tiles import fit_tile
 
 # builds and simulates designs: deselect with -m 'not slow' for a quick run
 pytestmark = pytest.mark.slow

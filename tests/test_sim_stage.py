@@ -45,8 +45,9 @@ def _verilator():
     # the same IC-OC array without the reduction-tree pass: chains stay chains
     ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[ic,oc]", "arch.control_flow=[0,0]",
      "workload.in_h=6", "workload.in_w=5", "workload.in_ch=6", "workload.out_ch=5", "optimizer=delay_only"],
-    # one switchable MN / IC-OC array: the mapper picks MN for a square GEMM, IC-OC for a GEMV
-    ["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "mapper.objective=latency"],
+    # one switchable MN / IC-OC / OH-OW array: the mapper picks MN for a GEMM with a short reduction
+    # (K=2 would fill half the rows of IC-OC), IC-OC for a GEMV
+    ["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "mapper.objective=latency", "workload.K=2", "workload.M=32"],
     ["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "mapper.objective=latency", "workload.M=1", "workload.K=64"],
     # a switchable conv array whose adders share pins (pin reuse) in both of its dataflows
     ["arch=lego_khoh_icoc", "arch.rows=4", "arch.cols=4", "workload=conv2d", "workload.in_h=8", "workload.in_w=6",
@@ -193,7 +194,7 @@ def test_accumulator_widths_against_exact_arithmetic_in_rtl(tmp_path, monkeypatc
 
     import numpy as np
 
-    from lego_build.emit.host import HostMap
+    from lego_build.backend.interface import HostMap
     from lego_build.errors import ConfigError
     from lego_build.ir.adg import ADG
     from lego_build.ir.serialize import from_jsonable

@@ -28,7 +28,7 @@ from functools import reduce
 
 from veriloggen import Ands, Cat, If, Int, Module, Mux, Posedge
 
-from lego_build.emit.host import HostMap
+from lego_build.backend.interface import HostMap
 
 
 def mk_ctrl(hm: HostMap) -> Module:

@@ -21,7 +21,7 @@ Blocks, each a function below, in one module so the generated Verilog reads top 
   a strided box of rows (:mod:`lego_build.ir.soc`); rows contiguous in DRAM (the innermost
   level the tensor depends on) go out as one INCR burst, split at 256 beats and 4 KB
   boundaries; a row narrower than the bus shares its beat with the next rows of its run (up
-  to ``fill``, :func:`lego_build.emit.host.fill_rows`), and the banks take them in one write
+  to ``fill``, :func:`lego_build.backend.interface.fill_rows`), and the banks take them in one write
   (sub-banks interleaved by address), so a tile's load can outrun the array, which reads one
   row per cycle; a row wider than the bus is several beats. The storer
   reads one row per cycle from the output half being written back and sends each beat's
@@ -510,7 +510,7 @@ def _run(c: _Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list, fi
     contiguous run level folded into the burst), the run's length in beats, AxSIZE, and the
     beat's bytes as a shift. A row of at least a bus width is ``slot / bus`` full beats; a
     narrower row shares a beat with the ``fill - 1`` rows after it (``fills``, per tensor;
-    :func:`lego_build.emit.host.fill_rows`): a run of them is one INCR burst of
+    :func:`lego_build.backend.interface.fill_rows`): a run of them is one INCR burst of
     ``fill * slot``-byte transfers (a narrow burst when that is less than the bus, AXI4
     A3.4.1), from the transfer that holds the run's first row. Returns also the wire the
     caller drives, per tensor of several rows per beat, with its run's first row's place in

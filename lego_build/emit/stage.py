@@ -4,8 +4,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from lego_build.backend.interface import host_map, soc_map
 from lego_build.config.schema import LegoConfig
-from lego_build.emit.host import host_map, soc_map
 from lego_build.emit.soc import mk_soc
 from lego_build.emit.top import mk_top
 from lego_build.ir.artifacts import RtlManifest

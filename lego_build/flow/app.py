@@ -204,6 +204,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.argv = saved
     csv_path, plot = write_summary(sweep_dir)
     print(f"lego-build: {csv_path.relative_to(project)}" + (f", {plot.relative_to(project)}" if plot else ""))
+    if (sweep_dir / "comparison.md").is_file():  # a baseline and other designs on one workload
+        print(f"lego-build: {(sweep_dir / 'comparison.md').relative_to(project)}, "
+              f"{(sweep_dir / 'comparison.png').relative_to(project)} (against the baseline)")
     if preset is not None and "report" in SWEEPS[preset]:
         print(SWEEPS[preset]["report"](sweep_dir))
     failed = [r for r in _statuses(sweep_dir) if r != "ok"]

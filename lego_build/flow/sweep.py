@@ -16,8 +16,8 @@ from pathlib import Path
 from lego_build.runtime.atomic import write_json, write_text
 
 COLUMNS = ("design", "arch", "workload", "mapper", "optimizer", "target", "status", "energy_pj", "cycles",
-           "utilization", "macs", "layers_mapped", "layers_unmappable", "register_bits", "cells", "transistors",
-           "simulation", "seconds", "error", "overrides")
+           "cycles_end_to_end", "energy_end_to_end_pj", "utilization", "macs", "layers_mapped", "layers_unmappable",
+           "register_bits", "cells", "transistors", "simulation", "seconds", "error", "overrides")
 
 
 def is_hydra(override: str) -> bool:
@@ -70,7 +70,66 @@ def write_summary(sweep_dir: Path) -> tuple[Path, Path | None]:
     done = [r for r in table if r["status"] == "ok" and r["energy_pj"] != "" and r["cycles"]]
     if not done:
         return csv_path, None
+    compare_to_baseline(done, sweep_dir)
     return csv_path, pareto_plot(done, sweep_dir / "pareto.png")
+
+
+#: archs that are baselines: a sweep that has one and other archs on the same workload gets
+#: ``comparison.md`` / ``comparison.png`` (seed 004 §6.2: LEGO-MNICOC against a Gemmini-like design)
+BASELINES = ("gemmini_like",)
+
+
+def compare_to_baseline(table: list[dict], sweep_dir: Path) -> Path | None:
+    """Per workload, every other design's end-to-end speed-up and energy ratio against the
+    baseline's (higher is better), their geometric means, a table and a bar chart."""
+    from math import exp, log
+
+    base = {r["workload"]: r for r in table if r["arch"] in BASELINES}
+    others = [r for r in table if r["arch"] not in BASELINES and r["workload"] in base]
+    if not others:
+        return None
+
+    def fig(r, key, fallback):
+        return float(r.get(key) or r[fallback])
+
+    lines = ["# Against the baseline", "",
+             "| workload | design | baseline | cycles | baseline cycles | speed-up | energy ratio |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    pairs = []
+    for r in sorted(others, key=lambda r: (r["workload"], r["design"])):
+        b = base[r["workload"]]
+        speed = fig(b, "cycles_end_to_end", "cycles") / fig(r, "cycles_end_to_end", "cycles")
+        energy = fig(b, "energy_end_to_end_pj", "energy_pj") / fig(r, "energy_end_to_end_pj", "energy_pj")
+        pairs.append((r, speed, energy))
+        cyc, bcyc = int(fig(r, "cycles_end_to_end", "cycles")), int(fig(b, "cycles_end_to_end", "cycles"))
+        lines.append(f"| {r['workload']} | {r['design']} | {b['design']} | {cyc:,} | {bcyc:,} | {speed:.2f}x "
+                     f"| {energy:.2f}x |")
+    gm = [exp(sum(log(p[k]) for p in pairs) / len(pairs)) for k in (1, 2)]
+    lines += [f"| **geometric mean** | | | | | **{gm[0]:.2f}x** | **{gm[1]:.2f}x** |", "",
+              "Cycles end to end: the array layers (by the memory system's latency model with "
+              "mapper.objective=latency or edp, else the mapper's roofline), plus the PPU passes; "
+              "energy: the cost model's, PPU included. Higher is better."]
+    path = sweep_dir / "comparison.md"
+    write_text(path, "\n".join(lines) + "\n")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r['workload']}\n{r['arch']}" for r, _, _ in pairs]
+    f, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(pairs) + 1), 3.2))
+    xs = range(len(pairs))
+    ax.bar([x - 0.2 for x in xs], [p[1] for p in pairs], 0.4, label="speed-up")
+    ax.bar([x + 0.2 for x in xs], [p[2] for p in pairs], 0.4, label="energy ratio")
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_xticks(list(xs), labels, fontsize=8)
+    ax.set_ylabel(f"x {', '.join(sorted({base[r['workload']]['arch'] for r, _, _ in pairs}))}")
+    ax.legend(fontsize=8)
+    tmp = sweep_dir / "comparison.tmp.png"
+    f.savefig(tmp, metadata={"Software": None}, bbox_inches="tight")
+    plt.close(f)
+    tmp.replace(sweep_dir / "comparison.png")
+    return path
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[int]:

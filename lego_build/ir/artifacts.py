@@ -100,6 +100,8 @@ class Summary:
     unmapped_ops: int
     unmappable_mac_share: float
     cycles: int
+    cycles_end_to_end: int  # the array layers by the memory system's latency model (or the mapper), plus the PPU
+    energy_end_to_end_pj: float  # the array layers' and the PPU's energy
     energy_pj: float
     pj_per_mac: float
     utilization: float

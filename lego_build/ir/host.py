@@ -1,7 +1,7 @@
 """The host interface of a generated accelerator: the contract between emit and sim.
 
 ``rtl/host_interface.json`` holds one :class:`HostMap` (derived from the DAG by
-:func:`lego_build.emit.host.host_map`); the register and port layout is documented
+:func:`lego_build.backend.interface.host_map`); the register and port layout is documented
 there.
 """
 from __future__ import annotations

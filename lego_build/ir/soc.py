@@ -27,7 +27,7 @@ Registers (index; ``L = levels``, ``T = len(tensors)``, inputs then the output):
   level whose rows are contiguous, goes out as one burst), ``tile_stride_reg(t, l)``
   (bytes between tiles one tile apart), ``bank_stride_reg(t, l)`` (bank rows one trip
   apart; 0 where the tensor does not depend on the level or the level never moves);
-* from ``core_base`` on: the array's own registers (:mod:`lego_build.emit.host`), whose
+* from ``core_base`` on: the array's own registers (:mod:`lego_build.backend.interface`), whose
   bounds the sequencer rewrites for every tile.
 """
 from __future__ import annotations

@@ -31,9 +31,17 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from functools import cached_property
 from math import ceil, prod
 
 import numpy as np
+
+from lego_build.ir.adg import ADG
+from lego_build.ir.host import HostMap
+from lego_build.ir.mapping import Mapping
+from lego_build.ir.soc import SocMap
+from lego_build.ir.workload import Kernel
+from lego_build.mapping.tiles import fit_tile, strides
 
 MAX_BURST = 256
 LOAD_START = 1  # the load engine's start after the sequencer's decision (the decision: one cycle)
@@ -48,11 +56,11 @@ class Grid:
     trips: tuple[int, ...]
     full: tuple[int, ...]
 
-    @property
+    @cached_property
     def tiles(self) -> tuple[int, ...]:
         return tuple(-(-t // f) for t, f in zip(self.trips, self.full))
 
-    @property
+    @cached_property
     def rem(self) -> tuple[int, ...]:
         return tuple(t - (n - 1) * f for t, f, n in zip(self.trips, self.full, self.tiles))
 
@@ -60,9 +68,13 @@ class Grid:
     def count(self) -> int:
         return prod(self.tiles)
 
+    @cached_property
+    def _levels(self) -> tuple[tuple[int, int, int], ...]:
+        return tuple(zip(self.tiles, self.full, self.rem))
+
     def bounds(self, idx: tuple[int, ...]) -> tuple[int, ...]:
         """Trips of the tile at tile index ``idx``: the remainder on a last tile (Ruby, seed 002)."""
-        return tuple(r if i == n - 1 else f for i, n, f, r in zip(idx, self.tiles, self.full, self.rem))
+        return tuple(r if i == n - 1 else f for i, (n, f, r) in zip(idx, self._levels))
 
 
 @dataclass(frozen=True)
@@ -246,3 +258,64 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
     cycles = max(last, ms.latency + total_beats * ms.bus_bytes / ms.bytes_per_cycle) + 1
     return {"cycles": round(cycles), "compute": round(compute_total), "load": round(load_total),
             "beats": total_beats}
+
+
+# ------------------------------------------------------------ a layer on a generated memory system
+def grid(kernel: Kernel, mapping: Mapping, depth, tile: dict | None) -> tuple[Grid, Kernel, Mapping]:
+    """The tile grid of the layer: the mapper's controller tile (``tile``), halved until
+    every tensor's tile fits one bank half of ``depth`` words."""
+    tk, tm = fit_tile(kernel, mapping, depth, 1 << 62, tile)
+    return Grid(tuple(lp.bound for lp in mapping.temporal), tuple(lp.bound for lp in tm.temporal)), tk, tm
+
+
+def moving(st: np.ndarray, trips: tuple[int, ...]) -> list[int]:
+    """Strides with the levels that never move (one trip in the layer) at zero."""
+    return [int(s) if t > 1 else 0 for s, t in zip(st, trips)]
+
+
+
+def layer_traffic(hm: HostMap, sm: SocMap, kernel: Kernel, mapping: Mapping, tk: Kernel, tm: Mapping,
+                  g: Grid, df: int) -> list[Traffic]:
+    """How each tensor moves between DRAM and the banks over the layer's tile grid ``g``
+    (``tk``/``tm``: the tile's kernel and mapping, whose strides address the banks), in rows of
+    the dataflow ``df``'s packed width."""
+    traffic = []
+    for ti, t in enumerate(hm.tensors):
+        image = moving(strides(kernel, mapping, t), g.trips)
+        bank = moving(strides(tk, tm, t), g.trips)
+        run = [l for l in range(hm.levels) if image[l] == 1]
+        output = ti == len(hm.tensors) - 1
+        traffic.append(Traffic(sm.slot(ti, df), tuple(b != 0 for b in bank), run[0] if run else None, output,
+                               1 if output else hm.rows_of(ti), tuple(image)))
+    return traffic
+
+
+def predict_layer(hm: HostMap, sm: SocMap, adg: ADG, kernel: Kernel, mapping: Mapping, dataflow: str,
+                  tile: dict | None, bandwidth: float, latency: int) -> dict:
+    """The latency model's cycles for a whole layer from its mapping alone (what the simulate
+    stage's whole-layer runs are checked against; no data, no RTL)."""
+    g, tk, tm = grid(kernel, mapping, adg.depth, tile)
+    di = hm.dataflows.index(dataflow) if hm.dataflows else 0
+    return layer_cycles(g, layer_traffic(hm, sm, kernel, mapping, tk, tm, g, di),
+                        mem_system(hm, sm, bandwidth, latency))
+
+
+
+def mem_system(hm: HostMap, sm: SocMap, bandwidth: float, latency: int) -> MemSystem:
+    return MemSystem(sm.bus_bytes, bandwidth, latency, sm.max_outstanding, hm.levels, hm.drain, hm.read_drain)
+
+
+@dataclass(frozen=True)
+class MemView:
+    """The generated memory system as the map stage sees it (from ``dag.json`` and the arch):
+    enough to run :func:`predict_layer` on a candidate mapping."""
+
+    hm: HostMap
+    sm: SocMap
+    adg: ADG
+    bandwidth: float
+    latency: int
+
+    def cycles(self, kernel: Kernel, mapping: Mapping, dataflow: str, tile: dict | None) -> int:
+        return predict_layer(self.hm, self.sm, self.adg, kernel, mapping, dataflow, tile, self.bandwidth,
+                             self.latency)["cycles"]

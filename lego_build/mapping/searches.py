@@ -58,6 +58,8 @@ class Search:
     best: tuple[Schedule, Evaluation] | None = None
     log: list[dict] = field(default_factory=list)
     smallest: dict[str, tuple[int, int]] = field(default_factory=dict)  # level -> (smallest need, capacity), bytes
+    keep: int = 0  # valid candidates kept besides the best: the lowest energy ones and the fewest-cycle ones
+    kept: dict[str, list] = field(default_factory=dict)
 
     def tell(self, s: Schedule, ev: Evaluation) -> bool:
         """Record a candidate; True when it improves the best."""
@@ -69,6 +71,12 @@ class Search:
             return False
         score = ev.objective(self.objective)
         self.log.append({"status": "valid", self.objective: score})
+        if self.keep:
+            for key, value in (("energy", ev.energy_pj), ("cycles", ev.cycles)):
+                pool = self.kept.setdefault(key, [])
+                pool.append((value, len(self.log), s, ev))
+                pool.sort(key=lambda x: (x[0], x[1]))
+                del pool[self.keep:]
         if self.best is None or self._better(ev, self.best[1]):
             self.best = (s, ev)
             return True
@@ -83,6 +91,13 @@ class Search:
             return a < b
         other = (lambda e: e.energy_pj) if self.objective == "latency" else (lambda e: e.cycles)
         return other(ev) < other(best)
+
+    def candidates(self) -> list[tuple[Schedule, Evaluation]]:
+        """The best and the kept candidates (each once), for a finer model to rank."""
+        out = [self.best] if self.best else []
+        for pool in self.kept.values():
+            out += [(s, ev) for _, _, s, ev in pool]
+        return list({id(s): (s, ev) for s, ev in out}.values())
 
     def reject(self, reason: str) -> None:
         self.log.append({"status": "rejected", "reason": reason})

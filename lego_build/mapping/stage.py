@@ -13,6 +13,7 @@ from pathlib import Path
 
 from lego_build.analysis.lowering import lower
 from lego_build.analysis.stage import layers_of
+from lego_build.backend.interface import host_map, soc_map
 from lego_build.config.schema import LegoConfig
 from lego_build.errors import InputError
 from lego_build.frontend.links import candidate_links
@@ -25,6 +26,7 @@ from lego_build.ir.workload import Kernel
 from lego_build.mapping.controller import controller_mapping
 from lego_build.mapping.gemmini import GemminiTiling
 from lego_build.mapping.hierarchy import array_hierarchy, from_conf
+from lego_build.mapping.latency import MemView
 from lego_build.mapping.mapspace import Mapspace, Rules
 from lego_build.mapping.model import Model, role
 from lego_build.mapping.ppu import ppu_costs, ppu_totals
@@ -93,24 +95,62 @@ def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, late
     return Mapspace(Model(costed, h, arch.operand_bits, tile_overhead=2 + max(1, latency)), mapper.mapspace, rules)
 
 
-def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int) -> dict:
-    """Best schedule of ``kernel`` under ``dataflow`` by ``mapper.search`` (ask/tell, reasons kept);
-    ``latency``: the generated array's pipeline latency (the optimized DAG's)."""
-    space = layer_space(kernel, adg, dataflow, arch, mapper, latency)
-    if arch.tiling == "gemmini":
-        search = GemminiTiling(space, mapper.objective, dim=arch.rows)
-    else:
-        search = SEARCHES.get(mapper.search).make(space, mapper)
-    best = search.run()
-    rejected = [e["reason"] for e in search.log if e["status"] == "rejected"]
-    if best is None:
-        return {"status": "unmappable", "reason": unmappable_reason(search)}
-    schedule, ev = best
+#: candidates the memory system's latency model ranks per layer and dataflow: this many of the
+#: lowest energy and this many of the fewest cycles by the mapper's own model, and its best
+RANKED = 8
+
+
+def _controller(space: Mapspace, kernel: Kernel, dataflow: Dataflow, schedule, ev):
+    """The controller's loop nest (what the hardware runs) and its tile, for a schedule."""
     f = space.h.fanout
     above = tuple(d for level in reversed(schedule.orders[f + 1:]) for d in level)  # outermost level first
     mapping = controller_mapping(kernel, dataflow.virtual, schedule.orders[f], above)
     inside = range(space.m.t_pos[f], len(space.m.pos))  # the controller level's block: one tile
     tile = {d: min(space.bound[d], prod(t.factors[j][0] for j in inside)) for d, t in ev.tilings}
+    return mapping, tile
+
+
+def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int,
+              view: MemView | None = None) -> dict:
+    """Best schedule of ``kernel`` under ``dataflow`` by ``mapper.search`` (ask/tell, reasons kept);
+    ``latency``: the generated array's pipeline latency (the optimized DAG's).
+
+    With ``view`` (the generated memory system), the search's best and kept candidates are
+    timed by the whole-layer latency model the RTL runs check (tiles, DRAM bursts of the
+    packed rows, double buffering: :mod:`lego_build.mapping.latency`), which the mapper's
+    per-tile roofline does not see; for a latency or EDP objective that figure chooses among
+    them (seed 004 §6.2: the scheduler guided by the performance simulator) and is reported as
+    ``cycles_model``; the energy objective does not time (the model walks every tile, seconds
+    for a big layer on a small array)."""
+    space = layer_space(kernel, adg, dataflow, arch, mapper, latency)
+    if arch.tiling == "gemmini":
+        search = GemminiTiling(space, mapper.objective, dim=arch.rows)
+    else:
+        search = SEARCHES.get(mapper.search).make(space, mapper)
+        if view is not None and mapper.objective != "energy":
+            search.keep = RANKED  # the latency model decides among these
+    best = search.run()
+    rejected = [e["reason"] for e in search.log if e["status"] == "rejected"]
+    if best is None:
+        return {"status": "unmappable", "reason": unmappable_reason(search)}
+    schedule, ev = best
+    mapping, tile = _controller(space, kernel, dataflow, schedule, ev)
+    timed = {}
+    if view is not None and mapper.objective != "energy":
+        # a layer takes at least its compute steps: a candidate whose steps alone cannot beat the
+        # best timed so far is not timed (the model walks every tile of the layer)
+        cands = sorted(search.candidates() if search.keep else [best],
+                       key=lambda c: (score(mapper.objective, c[1].energy_pj, c[1].compute_cycles), c[1].energy_pj))
+        ranked = []
+        for k, (s, e) in enumerate(cands):
+            if ranked and score(mapper.objective, e.energy_pj, e.compute_cycles) >= ranked[0][0]:
+                break
+            m, t = _controller(space, kernel, dataflow, s, e)
+            cycles = view.cycles(kernel, m, dataflow.name, t)
+            ranked.append((score(mapper.objective, e.energy_pj, cycles), e.energy_pj, k, s, e, m, t, cycles))
+            ranked.sort(key=lambda x: x[:3])
+        _, _, _, schedule, ev, mapping, tile, cycles = ranked[0]
+        timed = {"cycles_model": cycles, "timed_by_model": len(ranked)}
     return {
         "status": "mapped",
         "dataflow": dataflow.name,
@@ -133,6 +173,7 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
         "candidates": {"valid": sum(e["status"] == "valid" for e in search.log), "rejected": len(rejected)},
         "rejections": sorted(set(rejected))[:20],
         **({"tiling": search.rule} if arch.tiling == "gemmini" else {}),
+        **timed,
     }
 
 
@@ -146,22 +187,23 @@ def unmappable_reason(search) -> str:
     return reasons[-1] if reasons else "empty mapspace"
 
 
-def best_dataflow(kernel: Kernel, adg: ADG, arch, mapper, latency: int) -> dict:
-    """Map under every dataflow the layer can use; keep the best by the objective (issue: per-layer choice)."""
+def best_dataflow(kernel: Kernel, adg: ADG, arch, mapper, latency: int, view: MemView | None = None) -> dict:
+    """Map under every dataflow the layer can use; keep the best by the objective (issue: per-layer
+    choice), timed by the memory system's latency model where there is one."""
     results, reasons = [], []
     for df in adg.dataflows:
         conflict = link_conflict(kernel, adg, df, arch)
         if conflict:
             reasons.append(conflict)
             continue
-        result = map_layer(kernel, adg, df, arch, mapper, latency)
+        result = map_layer(kernel, adg, df, arch, mapper, latency, view)
         (results if result["status"] == "mapped" else reasons).append(
             result if result["status"] == "mapped" else result["reason"])
     if not results:
         # the arch or the mapper settings cannot serve this layer at all: the build stops (exit 2)
         fatal = [r for r in reasons if r.startswith("no tile fits") or "use mapper.search=" in r]
         return {"status": "unmappable", "reason": "; ".join(reasons), **({"fatal": fatal[0]} if fatal else {})}
-    return min(results, key=lambda r: score(mapper.objective, r["energy_pj"], r["cycles"]))
+    return min(results, key=lambda r: score(mapper.objective, r["energy_pj"], r.get("cycles_model", r["cycles"])))
 
 
 def _weighted(rows: list[dict], key: str) -> dict[str, float]:
@@ -173,9 +215,9 @@ def _weighted(rows: list[dict], key: str) -> dict[str, float]:
     return {name: round(pj, 6) for name, pj in sorted(out.items())}
 
 
-def map_workload(layers, adg: ADG, latency: int, arch, mapper) -> dict:
+def map_workload(layers, adg: ADG, latency: int, arch, mapper, view: MemView | None = None) -> dict:
     """Every array layer on the generated array ``adg`` (from ``adg.json``) whose pipeline takes
-    ``latency`` cycles (the optimized DAG of ``dag.json``)."""
+    ``latency`` cycles (the optimized DAG of ``dag.json``), with its memory system ``view``."""
     cache: dict[Kernel, dict] = {}
     entries, lowered_of = [], {}
     todo = [(entry, kernel) for entry, kernel in layers if kernel is not None]
@@ -187,7 +229,7 @@ def map_workload(layers, adg: ADG, latency: int, arch, mapper) -> dict:
             row.update(status="unmappable", reason=f"no lowering of {kernel.name} to arch.family={arch.family}")
         else:
             if lowered not in cache:
-                cache[lowered] = best_dataflow(lowered, adg, arch, mapper, latency)
+                cache[lowered] = best_dataflow(lowered, adg, arch, mapper, latency, view)
             row.update(cache[lowered])
             lowered_of[entry["name"]] = lowered
             if "fatal" in row:
@@ -204,6 +246,8 @@ def map_workload(layers, adg: ADG, latency: int, arch, mapper) -> dict:
         "macs": sum(e["macs"] * e["count"] for e in mapped),
         "energy_pj": round(sum(e["energy_pj"] * e["count"] for e in mapped), 6),
         "cycles": sum(e["cycles"] * e["count"] for e in mapped),
+        **({"cycles_model": sum(e["cycles_model"] * e["count"] for e in mapped)}
+           if mapped and all("cycles_model" in e for e in mapped) else {}),
         "energy_by_level_pj": _weighted(mapped, "energy_breakdown_pj"),
         "energy_by_tensor_pj": _weighted(mapped, "energy_by_tensor_pj"),
     }
@@ -256,12 +300,18 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     """Reads the workload (``analysis.json``) and the hardware the earlier stages generated:
     the array (``adg.json``) and its optimized primitive graph (``dag.json``, for the
     pipeline latency each controller run pays)."""
-    latency = inputs["dag.json"].latency
-    result = map_workload(layers_of(inputs["analysis.json"]), inputs["adg.json"], latency, cfg.arch, cfg.mapper)
+    dag, adg = inputs["dag.json"], inputs["adg.json"]
+    view = None
+    if not cfg.arch.memory and cfg.arch.multicore is None:  # the generated memory system (lego_soc)
+        hm = host_map(dag, cfg.arch.axi_data_bits)
+        view = MemView(hm, soc_map(hm, cfg.arch.axi_data_bits), adg, cfg.arch.dram_bytes_per_cycle,
+                       cfg.arch.dram_latency_cycles)
+    result = map_workload(layers_of(inputs["analysis.json"]), adg, dag.latency, cfg.arch, cfg.mapper, view)
     doc = MappingDoc(mapper=cfg.mapper.name, objective=cfg.mapper.objective, family=cfg.arch.family, **result)
     t = result["totals"]
+    model = f" ({t['cycles_model']:,} by the memory system's latency model)" if "cycles_model" in t else ""
     print(f"map: {t['layers_mapped']} layers mapped ({t['distinct_mapped']} distinct), "
-          f"{t['layers_unmappable']} unmappable; {t['cycles']:,} cycles, {t['energy_pj'] / 1e6:.3f} uJ")
+          f"{t['layers_unmappable']} unmappable; {t['cycles']:,} cycles{model}, {t['energy_pj'] / 1e6:.3f} uJ")
     if t["ppu"]["layers"]:
         p = t["ppu"]
         print(f"map: PPU {p['layers'] - p['fused']} passes ({p['fused']} fused on the output path), "

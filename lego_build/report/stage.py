@@ -73,6 +73,10 @@ def summarize(cfg: LegoConfig, doc: dict, design_dir: Path | None = None) -> dic
         "energy_by_level_pj": totals.get("energy_by_level_pj", {}),
         "energy_by_tensor_pj": totals.get("energy_by_tensor_pj", {}),
         "cycles": totals["cycles"],
+        # end to end (seed 004 §6.2): the array layers by the memory system's latency model where
+        # there is one (else the mapper's figure), plus the PPU passes
+        "cycles_end_to_end": totals.get("cycles_model", totals["cycles"]) + totals.get("ppu", {}).get("cycles", 0),
+        "energy_end_to_end_pj": totals.get("end_to_end_energy_pj", totals["energy_pj"]),
         "utilization": round(totals["macs"] / (array_cycles * fus), 6) if array_cycles else 0.0,
         "register_bits": final["register_bits"],
         "pipeline_latency": final["latency"],

@@ -20,23 +20,13 @@ from lego_build.ir.dataflow import Dataflow
 from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.workload import Kernel
+from lego_build.mapping.tiles import strides
 
 
 def used_ports(net, dataflow: str) -> list[tuple[int, tuple[int, ...]]]:
     """``(lane, FU)`` of the data nodes ``dataflow`` uses (all of them in a single-dataflow design)."""
     users = net.port_dataflows or [()] * len(net.ports)
     return [(lane, s) for lane, (s, dfs) in enumerate(zip(net.ports, users)) if not dfs or dataflow in dfs]
-
-
-def strides(kernel: Kernel, mapping: Mapping, tensor: str) -> np.ndarray:
-    levels = set(mapping.tensor_levels(kernel, tensor))
-    out = np.zeros(len(mapping.temporal), dtype=np.int64)
-    step = 1
-    for lv in reversed(range(len(mapping.temporal))):
-        if lv in levels:
-            out[lv] = step
-            step *= mapping.temporal[lv].bound
-    return out
 
 
 def config_words(hm: HostMap, kernel: Kernel, mapping: Mapping, dataflow: str = "",

@@ -22,26 +22,14 @@ from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.soc import COUNTERS, CYCLES, SocMap
 from lego_build.ir.workload import Kernel
-from lego_build.mapping.latency import Grid, MemSystem, Traffic, layer_cycles
+from lego_build.mapping.latency import Grid, Traffic, grid, layer_cycles, layer_traffic, mem_system, moving
+from lego_build.mapping.tiles import strides
 from lego_build.sim import verilator
 from lego_build.sim.golden import golden, wrap_signed
-from lego_build.sim.layout import fifo_registers, image_lanes, image_reads, strides
+from lego_build.sim.layout import fifo_registers, image_lanes, image_reads
 from lego_build.sim.ppu import PPUConfig, apply, epilogue_config
-from lego_build.sim.tiles import fit_tile
 
 ALIGN = 4096
-
-
-def grid(kernel: Kernel, mapping: Mapping, depth, tile: dict | None) -> tuple[Grid, Kernel, Mapping]:
-    """The tile grid of the layer: the mapper's controller tile (``tile``), halved until
-    every tensor's tile fits one bank half of ``depth`` words."""
-    tk, tm = fit_tile(kernel, mapping, depth, 1 << 62, tile)
-    return Grid(tuple(lp.bound for lp in mapping.temporal), tuple(lp.bound for lp in tm.temporal)), tk, tm
-
-
-def _moving(st: np.ndarray, trips: tuple[int, ...]) -> list[int]:
-    """Strides with the levels that never move (one trip in the layer) at zero."""
-    return [int(s) if t > 1 else 0 for s, t in zip(st, trips)]
 
 
 def _pack(rows: int, slot: int, word: int, lanes: list[np.ndarray]) -> bytes:
@@ -98,8 +86,8 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     out_bytes = out_rows * out_slot
     bases = [a for a, _ in images] + [out_addr]
     for ti, t in enumerate(hm.tensors):
-        image = _moving(strides(kernel, mapping, t), g.trips)
-        bank = _moving(strides(tk, tm, t), g.trips)
+        image = moving(strides(kernel, mapping, t), g.trips)
+        bank = moving(strides(tk, tm, t), g.trips)
         slot = sm.slot(ti, di)
         regs.append((sm.base_reg(ti), bases[ti]))
         for l in range(hm.levels):
@@ -108,7 +96,7 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     traffic = layer_traffic(hm, sm, kernel, mapping, tk, tm, g, di)
     amask = (1 << hm.addr_bits) - 1
     for ti, t in enumerate(hm.tensors):  # the array's own address generators: the same bank strides
-        for l, st in enumerate(_moving(strides(tk, tm, t), g.trips)):
+        for l, st in enumerate(moving(strides(tk, tm, t), g.trips)):
             regs.append((sm.core_base + hm.stride_reg(ti, l), st & amask))
     if hm.dataflows:
         regs.append((sm.core_base + hm.df_reg, hm.dataflows.index(dataflow)))
@@ -125,36 +113,6 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     dram = out_addr + -(-out_bytes // ALIGN) * ALIGN
     return LayerRun(name, g, tuple(images), out_addr, out_bytes, dram, tuple(regs), rows_lanes, want, tuple(traffic),
                     ppu.mode, out_slot)
-
-
-def layer_traffic(hm: HostMap, sm: SocMap, kernel: Kernel, mapping: Mapping, tk: Kernel, tm: Mapping,
-                  g: Grid, df: int) -> list[Traffic]:
-    """How each tensor moves between DRAM and the banks over the layer's tile grid ``g``
-    (``tk``/``tm``: the tile's kernel and mapping, whose strides address the banks), in rows of
-    the dataflow ``df``'s packed width."""
-    traffic = []
-    for ti, t in enumerate(hm.tensors):
-        image = _moving(strides(kernel, mapping, t), g.trips)
-        bank = _moving(strides(tk, tm, t), g.trips)
-        run = [l for l in range(hm.levels) if image[l] == 1]
-        output = ti == len(hm.tensors) - 1
-        traffic.append(Traffic(sm.slot(ti, df), tuple(b != 0 for b in bank), run[0] if run else None, output,
-                               1 if output else hm.rows_of(ti), tuple(image)))
-    return traffic
-
-
-def predict_layer(hm: HostMap, sm: SocMap, adg: ADG, kernel: Kernel, mapping: Mapping, dataflow: str,
-                  tile: dict | None, bandwidth: float, latency: int) -> dict:
-    """The latency model's cycles for a whole layer without building its data (what
-    :func:`program` + :func:`predict` give, for layers too large to simulate)."""
-    g, tk, tm = grid(kernel, mapping, adg.depth, tile)
-    di = hm.dataflows.index(dataflow) if hm.dataflows else 0
-    return layer_cycles(g, layer_traffic(hm, sm, kernel, mapping, tk, tm, g, di),
-                        mem_system(hm, sm, bandwidth, latency))
-
-
-def mem_system(hm: HostMap, sm: SocMap, bandwidth: float, latency: int) -> MemSystem:
-    return MemSystem(sm.bus_bytes, bandwidth, latency, sm.max_outstanding, hm.levels, hm.drain, hm.read_drain)
 
 
 def predict(hm: HostMap, sm: SocMap, run: LayerRun, bandwidth: float, latency: int) -> dict:

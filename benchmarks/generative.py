@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lego_vs_gemmini import measure  # noqa: E402
+from lego_vs_gemmini import OBJECTIVES, measure  # noqa: E402
 
 MODELS = {  # name -> workload overrides
     "ddpm": ["workload=ddpm"],
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="*", choices=sorted(MODELS), default=None)
     ap.add_argument("--rtl", nargs="*", choices=sorted(MODELS), default=[])
-    ap.add_argument("--objective", default="latency", help="mapper.objective")
+    ap.add_argument("--objective", default="latency", choices=OBJECTIVES, help="mapper.objective")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     rows = []

@@ -134,9 +134,10 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
     if best is None:
         return {"status": "unmappable", "reason": unmappable_reason(search)}
     schedule, ev = best
-    mapping, tile = _controller(space, kernel, dataflow, schedule, ev)
     timed = {}
-    if view is not None and mapper.objective != "energy":
+    if view is None or mapper.objective == "energy":
+        mapping, tile = _controller(space, kernel, dataflow, schedule, ev)
+    else:
         # a layer takes at least its compute steps: a candidate whose steps alone cannot beat the
         # best timed so far is not timed (the model walks every tile of the layer)
         cands = sorted(search.candidates() if search.keep else [best],

@@ -32,7 +32,6 @@ from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.testdata import EXTREMES
 from lego_build.ir.workload import Kernel
-from lego_build.mapping.latency import predict_layer
 from lego_build.mapping.tiles import edge_tile, fit_tile, reduction_tile, window
 from lego_build.runtime.artifacts import read_artifact, write_artifact
 from lego_build.runtime.atomic import install_file, replace_dir
@@ -451,25 +450,6 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
         "outputs": sum(r["outputs"] for r in rows), "comparisons": sum(r["outputs"] for r in rows),
         "mismatches": sum(r["mismatches"] for r in rows), "match": all(r["mismatches"] == 0 for r in rows),
     }
-
-
-def predict_network(cfg: LegoConfig, design_dir: Path) -> dict:
-    """Every mapped layer's cycles by the latency model the whole-layer runs check (no data, no
-    RTL run): per layer name ``(count, cycles)`` and the network's total (layers times count).
-    Needs the ``emit`` stage's interface maps."""
-    hm, sm = read_artifact(design_dir, "rtl/host_interface.json"), read_artifact(design_dir, "rtl/soc_interface.json")
-    adg, mapping = read_artifact(design_dir, "adg.json"), read_artifact(design_dir, "mapping.json")
-    kernels = {e["name"]: k for e, k in load_layers(design_dir) if k is not None}
-    bw, lat = cfg.arch.dram_bytes_per_cycle, cfg.arch.dram_latency_cycles
-    layers = {}
-    for entry in mapping.layers:
-        if entry["status"] != "mapped":
-            continue
-        kernel = with_bits(lower(kernels[entry["name"]], adg.kernel), hm.operand_bits, hm.out_bits)
-        mapping_ = Mapping.from_json(entry["mapping"])
-        model = predict_layer(hm, sm, adg, kernel, mapping_, entry["dataflow"], entry.get("tile"), bw, lat)
-        layers[entry["name"]] = (entry["count"], model["cycles"])
-    return {"layers": layers, "cycles": sum(n * c for n, c in layers.values())}
 
 
 def measured_activity(runs: list[tuple[str, int]], files: list[Path], rtl: Path) -> dict:

@@ -79,6 +79,20 @@ class NetBuilder:
         self.shape = (c, 1, 1)
         return self.shape
 
+    def squeeze_excite(self, name: str, squeeze: int, act: str = "silu",
+                       parts: tuple[str, str, str] = ("pool", "act", "gate")) -> None:
+        """Squeeze-and-excitation (Hu et al., CVPR 2018) on the current map: global average pool,
+        two fully connected layers (``squeeze`` wide, ``act`` between them, a sigmoid gate) and the
+        channel-wise scale of the map; ``parts`` names the pool, activation and gate layers."""
+        shape = self.shape
+        self.global_pool(f"{name}.{parts[0]}", "avgpool")
+        self.fc(f"{name}.fc1", squeeze)
+        self.ppu(f"{name}.{parts[1]}", act)
+        self.fc(f"{name}.fc2", shape[0])
+        self.ppu(f"{name}.{parts[2]}", "sigmoid")
+        self.shape = shape
+        self.ppu(f"{name}.scale", "mul")
+
     def add(self, name: str) -> None:
         """Residual add of two tensors of the current shape."""
         self.ppu(name, "add")

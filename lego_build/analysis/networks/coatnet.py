@@ -56,17 +56,6 @@ STAGES: tuple[tuple[str, int, int], ...] = (
 EXPANSION, SE_RATIO, HEAD_DIM, MLP_RATIO = 4, 0.25, 32, 4
 
 
-def _squeeze_excite(net: NetBuilder, name: str, squeeze: int) -> None:
-    shape = net.shape
-    net.global_pool(f"{name}.pool", "avgpool")
-    net.fc(f"{name}.fc1", squeeze)
-    net.ppu(f"{name}.act", "silu")
-    net.fc(f"{name}.fc2", shape[0])
-    net.ppu(f"{name}.gate", "sigmoid")
-    net.shape = shape
-    net.ppu(f"{name}.scale", "mul")
-
-
 def _shortcut(net: NetBuilder, name: str, x: tuple[int, int, int], out_ch: int) -> None:
     """Eq. 5's ``Proj(Pool(x))``: 2x2 pooling with stride 2, then a 1x1 conv to ``out_ch``."""
     net.shape = x
@@ -84,7 +73,7 @@ def _mbconv(net: NetBuilder, name: str, out_ch: int, stride: int) -> None:
     net.conv(f"{name}.dw", hidden, 3, stride=stride, pad=1, groups=hidden)
     net.ppu(f"{name}.dw_bn", "batchnorm")
     net.ppu(f"{name}.dw_act", "gelu")
-    _squeeze_excite(net, f"{name}.se", int(x[0] * SE_RATIO))
+    net.squeeze_excite(f"{name}.se", int(x[0] * SE_RATIO))
     net.conv(f"{name}.project", out_ch, 1)
     if stride != 1 or x[0] != out_ch:
         _shortcut(net, f"{name}.shortcut", x, out_ch)

@@ -41,18 +41,6 @@ def _conv_bn(net: NetBuilder, name: str, out_ch: int, k: int, stride: int = 1, g
         net.ppu(f"{name}.2", "silu")
 
 
-def _squeeze_excite(net: NetBuilder, name: str, squeeze: int) -> None:
-    """Global pool, two 1x1 convs on the pooled map, and the channel-wise scale."""
-    shape = net.shape
-    net.global_pool(f"{name}.avgpool", "avgpool")
-    net.fc(f"{name}.fc1", squeeze)
-    net.ppu(f"{name}.activation", "silu")
-    net.fc(f"{name}.fc2", shape[0])
-    net.ppu(f"{name}.scale_activation", "sigmoid")
-    net.shape = shape
-    net.ppu(f"{name}.scale", "mul")
-
-
 def _block(net: NetBuilder, name: str, fused: bool, e: int, stride: int, out_ch: int) -> None:
     in_ch = net.shape[0]
     hidden = in_ch * e
@@ -65,7 +53,8 @@ def _block(net: NetBuilder, name: str, fused: bool, e: int, stride: int, out_ch:
     else:
         _conv_bn(net, f"{name}.block.0", hidden, 1)
         _conv_bn(net, f"{name}.block.1", hidden, 3, stride, groups=hidden)  # depthwise
-        _squeeze_excite(net, f"{name}.block.2", max(1, in_ch // 4))
+        net.squeeze_excite(f"{name}.block.2", max(1, in_ch // 4),
+                           parts=("avgpool", "activation", "scale_activation"))  # torchvision names
         _conv_bn(net, f"{name}.block.3", out_ch, 1, act=False)
     if stride == 1 and in_ch == out_ch:
         net.add(f"{name}.add")

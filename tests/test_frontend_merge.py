@@ -110,7 +110,7 @@ def _counts(adg: ADG, ref) -> tuple[int, int, int, int]:
 
 
 def test_mnicoc_merge_beats_the_union_of_msts():
-    cfg = compose(GEMM_MNICOC)
+    cfg = compose([*GEMM_MNICOC, "arch.broadcast=ports"])
     adg = build_adg(REFERENCE["gemm"], cfg.arch)
     check_forests(adg)
     merged_links, merged_ports, union_links, union_ports = _counts(adg, REFERENCE["gemm"])
@@ -119,6 +119,23 @@ def test_mnicoc_merge_beats_the_union_of_msts():
     assert (union_links, union_ports) == (720, 528)
     assert (merged_links, merged_ports) == (480, 528)
     assert adg.net("B").links == () and set(adg.net("B").port_dataflows) == {("icoc", "mn")}
+
+
+def test_broadcast_links_read_each_shared_word_once_and_fold_the_idle_banks():
+    """``arch.broadcast=links``: MN reads B at one FU per column chain and forwards it, so the
+    other 240 B banks are idle under MN and fold onto the 16 roots (16x the words per lane)."""
+    cfg = compose([*GEMM_MNICOC, "arch.broadcast=links"])
+    adg = build_adg(REFERENCE["gemm"], cfg.arch)
+    check_forests(adg)
+    b = adg.net("B")
+    used = {df.name: sum(1 for dfs in b.port_dataflows if df.name in dfs) for df in adg.dataflows}
+    assert used == {"mn": 16, "icoc": 256}
+    assert sum(1 for lk in b.links if "mn" in lk.dataflows) == 240
+    assert adg.capacity("B", "mn") == 16 * adg.depth("B") and adg.capacity("B", "icoc") == adg.depth("B")
+    # IC-OC's partial sums meet at one FU per column: the output folds 16 banks under IC-OC
+    assert adg.capacity("Y", "icoc") == 16 * adg.depth("Y") and adg.capacity("Y", "mn") == adg.depth("Y")
+    merged_links, merged_ports, union_links, union_ports = _counts(adg, REFERENCE["gemm"])
+    assert (merged_links, merged_ports) == (720, 528) == (union_links, union_ports)
 
 
 def test_merge_reuses_chains_that_the_union_duplicates():

@@ -16,7 +16,7 @@ def test_lego_mnicoc_packs_what_each_dataflow_broadcasts():
     IC-OC then use too. Under MN the weights depend on the columns only (16 words per row), the
     inputs on the rows only; under IC-OC the outputs leave from the 16 banks of one row; under
     OH-OW a depthwise weight is one word for all 256 FUs."""
-    adg = build_adg(conv2d(1, 64, 64, 16, 16, 3, 3), compose(["arch=lego_mnicoc"]).arch)
+    adg = build_adg(conv2d(1, 64, 64, 16, 16, 3, 3), compose(["arch=lego_mnicoc", "arch.broadcast=ports"]).arch)
     names = [d.name for d in adg.dataflows]
     packs = {n.tensor: dict(zip(names, n.packs)) for n in adg.nets}
     assert [len(n.ports) for n in adg.nets] == [256, 256, 256]

@@ -66,3 +66,15 @@ def test_gemmini_like_tiles_by_gemminis_rule_and_lego_switches_dataflow(tmp_path
     assert lego["features.2.conv.1.0"]["dataflow"] == "ohow"
     assert lego["features.2.conv.1.0"]["cycles"] * 20 < dw["cycles"]
     assert {lego[n]["dataflow"] for n in lego if lego[n]["status"] == "mapped"} >= {"ohow", "mn"}
+
+
+def test_lego_mnicoc_folds_the_banks_its_dataflows_leave_idle(tmp_path):
+    """``broadcast: links`` (the preset's comment): MN and IC-OC read X at one FU per row chain,
+    MN reads W at one FU per column chain and IC-OC writes Y at one FU per column, so those
+    tensors hold 16x the words per lane; the RTL has a slice register per folded X lane."""
+    _, top, _ = _emit(tmp_path, "lego_mnicoc")
+    adg = read_artifact(tmp_path, "adg.json")
+    fold = {(t, d.name): adg.capacity(t, d.name) // adg.depth(t) for t in ("X", "W", "Y") for d in adg.dataflows}
+    assert {k for k, g in fold.items() if g == 16} == {("X", "mn"), ("X", "icoc"), ("W", "mn"), ("Y", "icoc")}
+    assert fold[("X", "ohow")] == fold[("Y", "mn")] == fold[("Y", "ohow")] == fold[("W", "icoc")] == 1
+    assert len(re.findall(r"\breg \[4-1:0\] rd_X_\d+_slice_q\b", top)) == 16

@@ -9,10 +9,11 @@ import pytest
 
 from lego_build import compose, run_all
 from lego_build.analysis.lowering import lower
-from lego_build.analysis.stage import load_layers
+from lego_build.analysis.stage import layers_of, load_layers
 from lego_build.errors import ConfigError, InputError, StageError
 from lego_build.ir.artifacts import MappingDoc
 from lego_build.ir.mapping import Mapping
+from lego_build.mapping.latency import grid
 from lego_build.runtime.artifacts import read_artifact
 from lego_build.sim import memsys, soc_tb, verilator
 from lego_build.sim.golden import pattern_operands
@@ -102,6 +103,35 @@ def test_a_remainder_output_tile_finishing_during_a_store_does_not_change_that_s
     assert layer["tiles"] == 2 and layer["last_tile_trips"] != layer["tile_trips"]
     assert layer["mismatches"] == 0 and layer["outputs"] == 16 * 57
     assert layer["rd_beats"] + layer["wr_beats"] == layer["beats_predicted"]
+
+
+#: a 4x4 LEGO-MNICOC with 16-word banks: conv layers whose tiles need the folded banks
+FOLDED = {
+    "icoc": ["workload.in_ch=16", "workload.out_ch=16", "workload.in_h=8", "workload.in_w=8"],
+    "mn": ["workload.in_ch=32", "workload.out_ch=4", "workload.in_h=4", "workload.in_w=4"],
+}
+
+
+@pytest.mark.parametrize("dataflow", sorted(FOLDED))
+def test_folded_banks_hold_tiles_deeper_than_one_bank(tmp_path, dataflow):
+    """``broadcast: links`` leaves most banks idle under MN and IC-OC; folded onto the used
+    lanes (lego_build.ir.fold) they hold tiles of up to 4x one bank's 16 words: the DMA writes
+    and the array reads each word in the slice its logical address picks, and every output of
+    the layer is compared."""
+    cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "arch.onchip_kb=0", "arch.buffer_depth=16",
+                   "workload=conv2d", *FOLDED[dataflow], "mapper.objective=latency", "target.scope=layers"])
+    run_all(cfg, tmp_path)
+    (entry,) = read_artifact(tmp_path, "mapping.json").layers
+    assert entry["dataflow"] == dataflow
+    adg = read_artifact(tmp_path, "adg.json")
+    kernel = lower(layers_of(read_artifact(tmp_path, "analysis.json"))[0][1], adg.kernel)
+    _, tk, tm = grid(kernel, Mapping.from_json(entry["mapping"]), adg.capacities(dataflow), entry["tile"])
+    deep = [t.name for t in tk.tensors if tm.footprint(tk, t.name) > adg.depth(t.name)]
+    assert deep and all(adg.capacity(t, dataflow) > adg.depth(t) for t in deep)
+    (layer,) = read_artifact(tmp_path, "sim/result.json").layers
+    out = kernel.output.shape
+    assert layer["mismatches"] == 0 and layer["outputs"] == out[0] * out[1] * out[2] * out[3]
+    assert layer["rd_beats"] + layer["wr_beats"] == layer["beats_predicted"] and abs(layer["error"]) <= 0.05
 
 
 def test_a_store_bound_layer_shares_the_channel_as_the_model_says(tmp_path):

@@ -130,7 +130,7 @@ def build_dag(adg: ADG) -> DAG:
                    n.packs)
         for n in adg.nets
     )
-    aw = max(b.addr_bits for b in buffers)  # the address generators' width
+    aw = max(b.logical_bits for b in buffers)  # the address generators' width (folded banks' slices included)
     dfs = tuple(d.name for d in adg.dataflows)
     nodes: list[Node] = [Node("ctrl", "ctrl", 0, 1)]
     edges: list[Edge] = []

@@ -33,6 +33,11 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
   bank address is ``j`` modulo the tensor's rows per write, at or after ``dma_addr``
   (:func:`rtl_templates_free.primitives.mk_bank_rows`). ``dma_ren, dma_rhalf, dma_raddr ->
   dma_rrow`` read a whole output row one cycle later. The host ports write and read the halves the array uses.
+* Addresses on every port are a lane's *logical* address: where a dataflow folds idle banks
+  onto a used lane (:mod:`lego_build.ir.fold`; ``BufferSpec.logical_bits`` wide), the low bits
+  pick the bank of the lane's group under the running dataflow (``df_reg``, so it is written
+  before the banks are) and the rest its row; a host write to a lane that the dataflow does not
+  use is dropped.
 * ``rd_lane, rd_addr -> rd_data``: read an output word, ``read_latency`` cycles later:
   one, or two through the post-processing unit (``ppu``), whose registers are
   ``ppu_mode_reg`` (bits: 1 requantise, 2 ReLU, 4 LUT; see
@@ -57,7 +62,8 @@ def fill_rows(dag: DAG, bus_bits: int) -> tuple[int, ...]:
     """Per input tensor, the bank rows one AXI beat of ``bus_bits`` carries into its banks:
     a row narrower than the bus shares a beat with the rows after it, and the banks take
     them in one write (``MAX_FILL`` sub-banks at most, a power of two that divides the bank
-    depth). One row per cycle is the rate the array reads at, so a wider fill lets a tile's
+    depth; one for a tensor whose banks fold, whose writes pick a bank by address instead). One
+    row per cycle is the rate the array reads at, so a wider fill lets a tile's
     load finish ahead of the previous tile's compute (:mod:`lego_build.emit.soc`)."""
     out = []
     for b in dag.buffers:
@@ -65,6 +71,8 @@ def fill_rows(dag: DAG, bus_bits: int) -> tuple[int, ...]:
             continue
         word = pow2(-(-max(x.bits for x in dag.buffers if x.role == "in") // 8))
         k = min(MAX_FILL, max(1, (bus_bits // 8) // pow2(b.lanes * word)))
+        if b.logical_bits > b.addr_bits:  # folded banks: a write's slice is its address's low bits
+            k = 1
         while b.depth % k:
             k //= 2
         out.append(k)
@@ -81,7 +89,7 @@ def host_map(dag: DAG, bus_bits: int = 0) -> HostMap:
         reduction_levels=dag.reduction_levels,
         counter_bits=dag.counter_bits,
         cfg_addr_bits=0,  # set below from the register count
-        addr_bits=max(b.addr_bits for b in dag.buffers),
+        addr_bits=max(b.logical_bits for b in dag.buffers),
         input_tensors=ins,
         output_tensor=out.tensor,
         tensor_bits=clog2(len(ins)),

@@ -48,6 +48,11 @@ def _choice(group: str, name: str, value: str, choices: tuple[str, ...]) -> None
 
 #: what a design does with a sum wider than its accumulator (``arch.overflow``)
 OVERFLOW: tuple[str, ...] = ("error", "wrap")
+#: how a merged multi-dataflow design feeds a chain of FUs that share a word (``arch.broadcast``,
+#: lego_build.frontend.merge): ``ports``, every FU with a data node from another dataflow reads
+#: its own (seed 004 §4.3: fewest links); ``links``, one root reads and links forward the word, so
+#: the other banks are idle under that dataflow and fold onto the root's (lego_build.ir.fold)
+BROADCASTS: tuple[str, ...] = ("ports", "links")
 #: what the simulate stage runs in RTL: representative tiles through the array's host port,
 #: or whole layers (the representative ones, or every array layer of the network) through
 #: the memory system (lego_build.sim.memsys)
@@ -376,6 +381,7 @@ class ArchConf:
     onchip_kb: float = 0.0  # total bank SRAM (both ping-pong halves); > 0 sizes the banks, else buffer_depth
     onchip_split: Dict[str, float] = field(default_factory=dict)  # KB per role (input/weight/output); sums to onchip_kb
     tiling: str = "search"  # "search": the mapper searches; "gemmini": Gemmini's own tiling rule (mapping.gemmini)
+    broadcast: str = "ports"  # a shared word in a merged design: read at every port, or forwarded over links
     max_fus: int = 4096
     clock_mhz: float = 500.0
     dram_bytes_per_cycle: float = 16.0
@@ -419,6 +425,7 @@ class ArchConf:
                 raise ConfigError(f"arch.onchip_split={dict(self.onchip_split)}: shares must be > 0 and sum to "
                                   f"arch.onchip_kb={self.onchip_kb}")
         _choice("arch", "tiling", self.tiling, tuple(TILINGS))
+        _choice("arch", "broadcast", self.broadcast, BROADCASTS)
         if self.dram_bytes_per_cycle <= 0:
             raise ConfigError(f"arch.dram_bytes_per_cycle={self.dram_bytes_per_cycle}: must be > 0 "
                               "(DRAM bandwidth in bytes per clock cycle, e.g. 16)")

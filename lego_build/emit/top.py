@@ -9,6 +9,7 @@ from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
 from lego_build.backend.fus import FUS
 from lego_build.backend.interface import HostMap, host_map
 from lego_build.emit.ctrl import mk_ctrl
+from lego_build.emit.fold import Banks, fold_input, fold_output
 from lego_build.ir.dag import DAG, DelaySpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, PortSpec
 from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_bank_rows, mk_fifo, mk_mac, mk_ppu, mk_table
 from rtl_templates_free.primitives import PPU_TABLE
@@ -155,7 +156,10 @@ def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
     seen: set = set()
     write_addr: dict = {}  # per input tensor: the DMA's or the host's write address
     write_mask: dict = {}  # per input tensor of several rows per write: the sub-banks written
+    folded = {b.tensor for b in dag.buffers if b.logical_bits > b.addr_bits}
     for n in dag.nodes:
+        if n.kind in ("read", "write") and n.spec(PortSpec).tensor in folded:
+            continue  # lego_build.emit.fold, below
         if n.kind == "read":
             port = n.spec(PortSpec)
             buf, lane = dag.buffer(port.tensor), port.lane
@@ -276,6 +280,17 @@ def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
             word = m.Wire(f"{n.name}_dma_word", buf.bits)  # named: one row of 1024 lanes is one long line
             m.Assign(word(Mux(dma_rhalf, halves[1], halves[0])))
             dma_words.append((lane, word))
+    if folded:  # lego_build.emit.fold
+        names = ("clk", "dma_we", "dma_addr", "host_addr", "dma_row", "in_half", "dma_half", "host_tensor",
+                 "host_lane", "host_we", "host_wdata", "dma_tensor", "dma_raddr", "rd_addr", "dma_rhalf", "dma_ren",
+                 "out_half")
+        banks = Banks(m, hm, dag, use, {name: m.find_identifier(name) for name in names}, inp, when, tag_in,
+                      tag_out, tag_acc, unused, signal.get(("dfsel", "sel")))
+        for t in hm.input_tensors:
+            if t in folded:
+                fold_input(banks, t, in_index[t], lambda node, expr: m.Assign(signal[(node, "data")](expr)))
+        if hm.output_tensor in folded:
+            fold_output(banks, out_rdata, dma_words)
     for j in range(1, hm.fill):  # slot j of the DMA row: as wide as the widest tensor of more than j rows
         used = max(hm.lanes[t] * hm.operand_bits for t in range(nin) if hm.rows_of(t) > j)
         if used < hm.in_row_bits:

@@ -36,7 +36,7 @@ def build_adg(kernel: Kernel, arch) -> ADG:
             kept = tuple(replace(lk, dataflows=(name,)) for lk in kept)
             port_dfs = tuple((name,) for _ in ports)
         else:
-            kept, ports, port_dfs = merge_dataflows(fus, per_df, reverse)
+            kept, ports, port_dfs = merge_dataflows(fus, per_df, reverse, arch.broadcast)
         if not reverse:
             ports, port_dfs = with_fallback_ports(kept, ports, port_dfs)
         vectors = sorted({(tuple(b - a for a, b in zip(lk.src, lk.dst)), lk.delay)

@@ -13,8 +13,11 @@ links are re-planned chain by chain over all dataflows:
    BFS towards the longest built chains: it reuses the most existing links.
    For an input tensor, FUs that already have a data node (from an earlier
    dataflow) read from it instead of receiving a new link: the port exists, so the
-   chain becomes a forest rooted at existing ports. Outputs keep one sink per
-   chain, since partial sums must meet before they are written.
+   chain becomes a forest rooted at existing ports (``broadcast="ports"``). With
+   ``broadcast="links"`` the chain is spanned from one root all the same (an existing
+   port preferred): one bank read per word, and the ports it passes are idle under
+   this dataflow, so their banks fold onto the root's (:mod:`lego_build.ir.fold`).
+   Outputs keep one sink per chain, since partial sums must meet before they are written.
 4. A chain that nothing but memory can feed gets its data node at once (later
    chains see it). Roots that a FIFO could feed are settled last, per dataflow: a
    delay link from another chain or a data node, chosen by one more arborescence
@@ -88,7 +91,8 @@ def _span_from_ports(chain, direct, built, ports):
     return list(links), list(roots)
 
 
-def merge_dataflows(fus: tuple[Coord, ...], per_dataflow: list[DataflowCandidates], reverse: bool):
+def merge_dataflows(fus: tuple[Coord, ...], per_dataflow: list[DataflowCandidates], reverse: bool,
+                    broadcast: str = "ports"):
     """Return (links, ports, port_dataflows) of the merged design; links carry their dataflows."""
     built: dict[tuple[Coord, Coord], Link] = {}
     ports: dict[Coord, set[str]] = {}
@@ -102,7 +106,7 @@ def merge_dataflows(fus: tuple[Coord, ...], per_dataflow: list[DataflowCandidate
     roots_of: dict[str, list[tuple[tuple[Coord, ...], Coord]]] = {name: [] for name, _ in per_dataflow}
     for _, name, chain, direct, fed in plans:
         candidates = [v for v in chain if v in fed] or list(chain)
-        if not reverse and any(v in ports for v in chain):
+        if not reverse and broadcast == "ports" and any(v in ports for v in chain):
             links, roots = _span_from_ports(chain, direct, built, ports)
         else:
             links, roots = _span_chain(chain, direct, reverse, built, ports, candidates)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lego_build.ir.dataflow import Coord, Dataflow
+from lego_build.ir.fold import fold_factor
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,19 @@ class ADG:
     def depth(self, tensor: str) -> int:
         """Words per bank (per ping-pong half) of ``tensor``."""
         return dict(self.depths).get(tensor, self.buffer_depth)
+
+    def capacity(self, tensor: str, dataflow: str) -> int:
+        """Words a used lane of ``tensor`` holds per half under ``dataflow``: its bank and the
+        idle banks folded onto it (:mod:`lego_build.ir.fold`)."""
+        net = self.net(tensor)
+        if not net.packs:
+            return self.depth(tensor)
+        index = [d.name for d in self.dataflows].index(dataflow)
+        return self.depth(tensor) * fold_factor(net.packs[index])
+
+    def capacities(self, dataflow: str):
+        """:meth:`capacity` under ``dataflow``, as a function of the tensor (for tile fits)."""
+        return lambda tensor: self.capacity(tensor, dataflow)
 
     @property
     def fus(self) -> tuple[Coord, ...]:

@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, TypeVar
 
+from lego_build.ir.fold import fold_bits
+
 #: the FU kind of a multiplier whose ``dag.json`` entry names none (``arch.fu`` default)
 DEFAULT_FU = "mac"
 
@@ -196,6 +198,11 @@ class BufferSpec:
     depth: int
     addr_bits: int
     packs: tuple[tuple[int, ...], ...] = ()  # per dataflow, lane -> word of a packed DMA row (ir.adg.TensorNet)
+
+    @property
+    def logical_bits(self) -> int:
+        """A lane's address width: the bank's, plus the slice bits of its folds (:mod:`lego_build.ir.fold`)."""
+        return self.addr_bits + fold_bits(self.packs)
 
 
 @dataclass(frozen=True, slots=True)

@@ -294,7 +294,7 @@ def predict_layer(hm: HostMap, sm: SocMap, adg: ADG, kernel: Kernel, mapping: Ma
                   tile: dict | None, bandwidth: float, latency: int) -> dict:
     """The latency model's cycles for a whole layer from its mapping alone (what the simulate
     stage's whole-layer runs are checked against; no data, no RTL)."""
-    g, tk, tm = grid(kernel, mapping, adg.depth, tile)
+    g, tk, tm = grid(kernel, mapping, adg.capacities(dataflow), tile)
     di = hm.dataflows.index(dataflow) if hm.dataflows else 0
     return layer_cycles(g, layer_traffic(hm, sm, kernel, mapping, tk, tm, g, di),
                         mem_system(hm, sm, bandwidth, latency))

@@ -66,7 +66,8 @@ def _hierarchy(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> Hierarchy:
             used = sum(1 for dfs in net.port_dataflows if dataflow.name in dfs) if net.port_dataflows else len(net.ports)
             ports[roles[net.tensor]] = ports.get(roles[net.tensor], 0) + used
     bits = {roles[t.name]: t.bits for t in kernel.tensors}
-    return array_hierarchy(arch, ports, bits, {roles[t.name]: adg.depth(t.name) for t in kernel.tensors})
+    words = {roles[t.name]: adg.capacity(t.name, dataflow.name) for t in kernel.tensors}  # folded banks included
+    return array_hierarchy(arch, ports, bits, words)
 
 
 def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int) -> Mapspace:

@@ -69,7 +69,7 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     applies (:mod:`lego_build.sim.ppu`, calibrated on the layer's outputs)."""
     df = adg.dataflow(dataflow)
     di = hm.dataflows.index(dataflow) if hm.dataflows else 0
-    g, tk, tm = grid(kernel, mapping, adg.depth, tile)
+    g, tk, tm = grid(kernel, mapping, adg.capacities(dataflow), tile)
     regs: list[tuple[int, int]] = []
     for l, (n, f, r) in enumerate(zip(g.tiles, g.full, g.rem)):
         regs += [(sm.tiles_reg(l), n - 1), (sm.full_reg(l), f - 1), (sm.rem_reg(l), r - 1)]

@@ -113,7 +113,8 @@ def representative_tiles(mapping: MappingDoc, layers, adg: ADG, target) -> list[
             continue
         lowered = lower(kernel, adg.kernel)
         mapping = Mapping.from_json(mapped[entry["name"]]["mapping"])
-        tile, tile_mapping = fit_tile(lowered, mapping, adg.depth, target.tile_steps,
+        tile, tile_mapping = fit_tile(lowered, mapping, adg.capacities(mapped[entry["name"]]["dataflow"]),
+                                      target.tile_steps,
                                       mapped[entry["name"]].get("tile"))
         tiles[layer_kind(kernel)] = Tile(entry["name"], layer_kind(kernel), tile, tile_mapping,
                                          mapped[entry["name"]]["dataflow"], epilogue[entry["name"]])
@@ -179,7 +180,8 @@ def _tile_script(hm: HostMap, adg: ADG, tile: Tile, plan: _Plan, data: DataSourc
     The expectation is the exact golden result (wrapped to the accumulator only when the
     design accepts wrap-around, ``arch.overflow=wrap``), through the PPU's model."""
     operands = data.operands(tile, plan.kernel, plan.origin)
-    banks = input_banks(plan.kernel, tile.mapping, adg, adg.dataflow(tile.dataflow), operands, adg.depth)
+    banks = input_banks(plan.kernel, tile.mapping, adg, adg.dataflow(tile.dataflow), operands,
+                         adg.capacities(tile.dataflow))
     expect = golden(plan.kernel, operands)
     if adg.acc_wraps:
         expect = wrap_signed(expect, hm.out_bits)

@@ -45,8 +45,8 @@ def rtl_sources(rtl_dir: Path) -> tuple[list[str], list[str]]:
 MACROS = ("lego_bank_", "lego_table_")
 
 
-def synthesize(rtl_dir: Path) -> dict:
-    """Gate-level figures of ``lego_top`` (banks black-boxed, so excluded from every figure).
+def synthesize(rtl_dir: Path, top: str = "lego_top") -> dict:
+    """Gate-level figures of ``top`` (banks black-boxed, so excluded from every figure).
 
     ``cells`` and ``flip_flops`` count the cells of ``synth -noabc``. ``transistors``
     is an area estimate: Yosys's CMOS cost model (``stat -tech cmos``: NOT 2, AND/OR 6,
@@ -57,7 +57,7 @@ def synthesize(rtl_dir: Path) -> dict:
     files, banks = rtl_sources(rtl_dir)
     script = (f"read_verilog {' '.join(files)}; "
               + (f"blackbox {' '.join(banks)}; " if banks else "")
-              + "synth -noabc -top lego_top; tee -q -o yosys_stat.json stat -json; "
+              + f"synth -noabc -top {top}; tee -q -o yosys_stat.json stat -json; "
               + "dfflegalize -cell $_DFF_P_ x; tee -q -o yosys_cmos.json stat -json -tech cmos")
     proc = subprocess.run([require_yosys(), "-q", "-p", script], cwd=rtl_dir, capture_output=True, text=True)
     stat_file, cmos_file = rtl_dir / "yosys_stat.json", rtl_dir / "yosys_cmos.json"

@@ -15,6 +15,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("lego_build.ir", "lego_build.errors"),
     ("lego_build.config",),
     ("lego_build.runtime", "rtl_templates_free"),
+    ("lego_build.fulang",),
     ("lego_build.analysis",),
     ("lego_build.frontend",),
     ("lego_build.backend",),

@@ -27,6 +27,15 @@ from rtl_templates_free import mk_bank
 Role = tuple[int, int, int]  # (used lane, slice, slice bits)
 
 
+def df_is(sel, indices, bits: int):
+    """``sel`` (the dataflow select) is one of ``indices``."""
+    cond = None
+    for d in indices:
+        term = sel == Int(d, bits, base=10)
+        cond = term if cond is None else (cond | term)
+    return cond
+
+
 @dataclass
 class Banks:
     """What ``mk_top`` has made that the folded banks connect to."""
@@ -64,11 +73,7 @@ class Banks:
         order = list(groups.values())
         expr = order[-1][0]()
         for make, dfs in reversed(order[:-1]):
-            cond = None
-            for d in dfs:
-                term = self.df == Int(d, self.hm.df_bits, base=10)
-                cond = term if cond is None else (cond | term)
-            expr = Mux(cond, make(), expr)
+            expr = Mux(df_is(self.df, dfs, self.hm.df_bits), make(), expr)
         return expr
 
 

@@ -9,7 +9,7 @@ from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
 from lego_build.backend.fus import FUS
 from lego_build.backend.interface import HostMap, host_map
 from lego_build.emit.ctrl import mk_ctrl
-from lego_build.emit.fold import Banks, fold_input, fold_output
+from lego_build.emit.fold import Banks, df_is, fold_input, fold_output
 from lego_build.ir.dag import DAG, DelaySpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, PortSpec
 from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_bank_rows, mk_fifo, mk_mac, mk_ppu, mk_table
 from rtl_templates_free.primitives import PPU_TABLE
@@ -100,11 +100,7 @@ def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
         regs = [m.Reg(f"{name}_{i}", width) for i in range(depth)]
         shift = [r(prev) for r, prev in zip(regs, [src] + regs[:-1])]
         if enable:  # power gating: clocked only in the dataflows that use this link
-            sel = signal[("dfsel", "sel")]
-            cond = None
-            for df in enable:
-                term = sel == Int(hm.dataflows.index(df), hm.df_bits, base=10)
-                cond = term if cond is None else (cond | term)
+            cond = df_is(signal[("dfsel", "sel")], [hm.dataflows.index(df) for df in enable], hm.df_bits)
             shift = [If(cond)(*shift)]
         m.Always(Posedge(clk))(*shift)
         return regs[-1]
@@ -206,11 +202,7 @@ def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
             expr = inp[(n.name, f"i{inputs[-1]}")]
             for k in reversed(inputs[:-1]):
                 hits = [hm.dataflows.index(df) for df, v in select if v == k]
-                cond = None
-                for h in hits:
-                    term = sel == Int(h, hm.df_bits, base=10)
-                    cond = term if cond is None else (cond | term)
-                expr = Mux(cond, inp[(n.name, f"i{k}")], expr)
+                expr = Mux(df_is(sel, hits, hm.df_bits), inp[(n.name, f"i{k}")], expr)
             m.Assign(signal[(n.name, "out")](expr))
         elif n.kind == "fifo":  # delay link: run-time depth from the controller
             capacity = n.spec(FifoSpec).capacity
@@ -220,11 +212,8 @@ def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
         elif n.kind == "pick":  # FIFO word while its source step is inside the loop nest, else the bank
             m.Assign(signal[(n.name, "out")](Mux(inp[(n.name, "sel")], inp[(n.name, "i1")], inp[(n.name, "i0")])))
         elif n.kind == "gate":  # passes its input only in the listed dataflows, else zero
-            sel = inp[(n.name, "sel")]
-            cond = None
-            for df in n.spec(GateSpec).dataflows:
-                term = sel == Int(hm.dataflows.index(df), hm.df_bits, base=10)
-                cond = term if cond is None else (cond | term)
+            cond = df_is(inp[(n.name, "sel")], [hm.dataflows.index(df) for df in n.spec(GateSpec).dataflows],
+                         hm.df_bits)
             m.Assign(signal[(n.name, "out")](Mux(cond, inp[(n.name, "in")], Int(0, n.width, base=10))))
         elif n.kind == "mul":
             ports = [p for p in ("a", "b", "c") if (n.name, p) in inp]

@@ -40,11 +40,8 @@ class FUError(InputError):
 
 
 @dataclass(frozen=True)
-class Int:
-    """A two's complement (``signed``) or unsigned integer of ``bits`` bits."""
-
+class _Bits:
     bits: int
-    signed: bool = True
 
     @property
     def width(self) -> int:
@@ -52,14 +49,15 @@ class Int:
 
 
 @dataclass(frozen=True)
-class SignMag:
+class SignMag(_Bits):
     """A sign bit (the top one) and a ``bits - 1``-bit magnitude (MX elements)."""
 
-    bits: int
 
-    @property
-    def width(self) -> int:
-        return self.bits
+@dataclass(frozen=True)
+class Int(_Bits):
+    """A two's complement (``signed``) or unsigned integer of ``bits`` bits."""
+
+    signed: bool = True
 
 
 @dataclass(frozen=True)
@@ -121,7 +119,23 @@ def _unsupported(name: str):
     return refuse
 
 
-class Sig:
+class _Traced:
+    """What no traced signal supports: each operator outside :data:`OPERATORS` is refused."""
+
+    __truediv__ = __rtruediv__ = _unsupported("/")
+    __floordiv__ = __rfloordiv__ = _unsupported("//")
+    __mod__ = __rmod__ = _unsupported("%")
+    __pow__ = __rpow__ = _unsupported("**")
+    __rshift__ = _unsupported(">>")
+    __and__ = __or__ = __xor__ = _unsupported("bitwise")
+    __lt__ = __le__ = __gt__ = __ge__ = _unsupported("comparison")
+    __abs__ = _unsupported("abs")
+
+    def __bool__(self):
+        raise FUError("a signal has no truth value at trace time; FUs have no data-dependent branches")
+
+
+class Sig(_Traced):
     """A traced value: node ``i`` of ``g``."""
 
     def __init__(self, g: Graph, i: int) -> None:
@@ -181,24 +195,12 @@ class Sig:
         n = self.node
         return Sig(self.g, self.g.add(Node("shl", (self.i,), n.lo << k, n.hi << k, n.frac, (k,))))
 
-    __truediv__ = __rtruediv__ = _unsupported("/")
-    __floordiv__ = __rfloordiv__ = _unsupported("//")
-    __mod__ = __rmod__ = _unsupported("%")
-    __pow__ = __rpow__ = _unsupported("**")
-    __rshift__ = _unsupported(">>")
-    __and__ = __or__ = __xor__ = _unsupported("bitwise")
-    __lt__ = __le__ = __gt__ = __ge__ = _unsupported("comparison")
-    __abs__ = _unsupported("abs")
-
-    def __bool__(self):
-        raise FUError("a signal has no truth value at trace time; FUs have no data-dependent branches")
-
 
 class VecSig(tuple):
     """A traced group: a tuple of element signals."""
 
 
-class FSig:
+class FSig(_Traced):
     """A traced float: ``mantissa * 2**exponent`` (two integer signals)."""
 
     def __init__(self, m: Sig, e: Sig) -> None:
@@ -236,18 +238,6 @@ class FSig:
 
     def __lshift__(self, k):
         return FSig(self.m, self.e + k)
-
-    __truediv__ = __rtruediv__ = _unsupported("/")
-    __floordiv__ = __rfloordiv__ = _unsupported("//")
-    __mod__ = __rmod__ = _unsupported("%")
-    __pow__ = __rpow__ = _unsupported("**")
-    __rshift__ = _unsupported(">>")
-    __and__ = __or__ = __xor__ = _unsupported("bitwise")
-    __lt__ = __le__ = __gt__ = __ge__ = _unsupported("comparison")
-    __abs__ = _unsupported("abs")
-
-    def __bool__(self):
-        raise FUError("a signal has no truth value at trace time; FUs have no data-dependent branches")
 
 
 def _tree(terms: list[Sig]) -> Sig:

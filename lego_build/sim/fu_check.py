@@ -132,12 +132,10 @@ def run(binary: Path, fu: FU, inputs: dict[str, np.ndarray]) -> list:
 
 
 def reference(fu: FU, inputs: dict[str, np.ndarray]) -> list:
-    """:func:`evaluate` in the form :func:`run` returns."""
-    ref = evaluate(fu, inputs)
-    if fu.exp_bits:
-        return [(int(a), int(b)) for a, b in zip(*(np.broadcast_to(x, (len(next(iter(inputs.values()))),))
-                                                   for x in ref))]
-    return [int(v) for v in np.broadcast_to(ref, (len(next(iter(inputs.values()))),)).tolist()]
+    """:func:`evaluate` in the form :func:`run` returns (a constant output repeated per vector)."""
+    n = len(next(iter(inputs.values())))
+    parts = [np.broadcast_to(x, (n,)) for x in (evaluate(fu, inputs) if fu.exp_bits else (evaluate(fu, inputs),))]
+    return [tuple(int(x) for x in row) if fu.exp_bits else int(row[0]) for row in zip(*parts)]
 
 
 def check(fu: FU, inputs: dict[str, np.ndarray], work: Path) -> dict:

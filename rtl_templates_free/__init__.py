@@ -3,7 +3,7 @@
 Each ``mk_*`` builder takes sizes and returns a ``veriloggen.Module`` whose name
 encodes those sizes, so one design never holds two different modules of one name.
 :mod:`lego_build.emit` instantiates them from the DAG. An FU kind (``arch.fu``) is an
-:class:`lego_build.backend.fus.FU` naming its multiplier generator; a user's FU comes from
+:class:`lego_build.fulang.kinds.FU` naming its multiplier generator; a user's FU comes from
 its own package through the entry-point group ``lego_build.fus``, without editing this one.
 """
 from .primitives import (

@@ -11,9 +11,8 @@ from veriloggen import Module, Posedge
 
 from lego_build import compose
 from lego_build.analysis.from_config import workload_from_config
-from lego_build.backend import fus, solver
+from lego_build.backend import solver
 from lego_build.backend.codegen import build_dag
-from lego_build.backend.fus import FU, FUS
 from lego_build.backend.passes import ORDER, PASSES, Pass, check_order, pipeline
 from lego_build.backend.passes.delay_matching import lp_schedule
 from lego_build.backend.solver import SOLVERS, Solver
@@ -22,6 +21,8 @@ from lego_build.config.schema import OptimizerConf
 from lego_build.emit.top import mk_top
 from lego_build.errors import ConfigError, StageError
 from lego_build.frontend.adg_build import build_adg
+from lego_build.fulang import kinds as fus
+from lego_build.fulang.kinds import FU, FUS
 from lego_build.ir.dag import MulSpec
 from lego_build.ir.serialize import to_jsonable
 from lego_build.runtime import registry

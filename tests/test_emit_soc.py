@@ -47,7 +47,7 @@ def test_layer_through_cocotbext_axi_models(tmp_path, monkeypatch):
     adg = read_artifact(design, "adg.json")
     (entry,) = read_artifact(design, "mapping.json").layers
     ((_, kernel),) = [(e, k) for e, k in load_layers(design) if k is not None]
-    kernel = with_bits(lower(kernel, adg.kernel), hm.operand_bits, hm.out_bits)
+    kernel = with_bits(lower(kernel, adg.kernel), adg, hm.out_bits)
     run = memsys.program(hm, sm, adg, "gemm", kernel, Mapping.from_json(entry["mapping"]), entry["dataflow"],
                          pattern_operands(kernel, "random", 11), entry["tile"])
     assert run.grid.count > 1 and run.grid.rem != run.grid.full

@@ -38,12 +38,12 @@ def test_lego_build_does_not_name_the_plugin():
 
 def test_registries_list_the_plugin_only_when_installed(plugin):
     from lego_build.analysis.importers import IMPORTERS
-    from lego_build.backend.fus import FUS
     from lego_build.backend.passes import PASSES as PASS_REGISTRY
     from lego_build.config.compose import available_options
+    from lego_build.fulang.kinds import FUS
     from lego_build.mapping.searches import SEARCHES
 
-    assert FUS.names() == ("mac", "bitfusion", "shiftadd")
+    assert FUS.names() == ("mac", "bitfusion", "shiftadd", "zp4")
     assert "wire_audit" in PASS_REGISTRY and "budgeted" in SEARCHES and "gemm_csv" in IMPORTERS
     assert {"demo_array"} <= set(available_options("arch")) and "demo_csv" in available_options("workload")
     with pytest.raises(ConfigError, match=r"^arch.operand_bits=20: arch.fu=shiftadd builds one partial product"):
@@ -142,3 +142,82 @@ def test_readme_extending_section_matches_the_demo_plugin():
     command = " ".join(section.split("Then `", 1)[1].split("`", 1)[0].split())
     assert command == "doit build " + " ".join(
         ["arch=demo_array", "workload=demo_csv", "mapper.search=budgeted", f"optimizer.passes={PASSES}"])
+
+
+def test_readme_fu_language_example_is_the_plugins_fu():
+    """The README's FU-language example is ``lego_demo_plugin/zp4.py`` (its code, not a paraphrase)."""
+    section = (REPO_ROOT / "README.md").read_text().split("## Extending", 1)[1].split("\n## ", 1)[0]
+    block = section.split("**FU language**", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    source = (PLUGINS / "lego_demo_plugin" / "zp4.py").read_text()
+    assert block.strip() == source.split('"""\n', 1)[1].strip()
+
+
+def test_fu_language_fu_builds_and_simulates_bit_exact(tmp_path):
+    """Issue 21, acceptance 1: ``doit build arch.fu=zp4`` in a fresh project with the plugin on the
+    path: 4-bit weight buffers, the FU's module in the RTL, every output of the Verilator run equal
+    to the FU's reference, the FU in the report."""
+    shutil.copy(REPO_ROOT / "dodo.py", tmp_path / "dodo.py")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLUGINS), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(tmp_path / "dodo.py"), "build", "arch.fu=zp4"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    design = (tmp_path / "out" / "latest").resolve()
+    adg = json.loads((design / "adg.json").read_text())
+    assert {n["tensor"]: n["bits"] for n in adg["nets"]} == {"A": 8, "B": 4, "Y": 32}
+    manifest = json.loads((design / "rtl" / "manifest.json").read_text())
+    assert any(name.startswith("lego_fu_zp4_8x4_p") for name in manifest)
+    sim = json.loads((design / "sim" / "result.json").read_text())
+    assert sim["status"] == "pass" and sim["mismatches"] == 0 and sim["comparisons"] >= 256 and sim["lint"] == "clean"
+    summary = json.loads((design / "summary.json").read_text())
+    assert summary["fu"] == {"name": "zp4", "doc": "int8 x offset-binary int4 (weight code - 8)", "expression": True,
+                             "operand_bits": {"A": 8, "B": 4}}
+    assert "* FU zp4: int8 x offset-binary int4" in (design / "report.md").read_text()
+
+
+def test_simulation_compares_with_the_fus_products(plugin, tmp_path, monkeypatch):
+    """The golden model is the FU's, not a multiply: the same RTL checked against plain products
+    (what a golden model ignoring the FU would expect) mismatches, and the FU's products differ
+    from plain ones on the run's data."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from lego_build.flow.stages import run_stage
+    from lego_build.flow.validate import compose
+    from lego_build.fulang.kinds import FUS
+    from lego_build.runtime.artifacts import read_artifact
+
+    cfg = compose(["arch.fu=zp4"])
+    for stage in ("analyze", "graph", "optimize", "map", "emit", "simulate"):
+        run_stage(stage, cfg, tmp_path)
+    assert read_artifact(tmp_path, "sim/result.json").mismatches == 0
+    fu = FUS.get("zp4")
+    a, w = np.arange(-128, 128).repeat(16), np.tile(np.arange(-8, 8), 256)
+    assert (fu.product([a, w]) == a * ((w & 15) - 8)).all() and (fu.product([a, w]) != a * w).sum() > 3000
+    monkeypatch.setitem(FUS._cache, "zp4", replace(fu, product=None))
+    with pytest.raises(StageError, match=r"^simulation does not match on the matmul tile of gemm with random data: "
+                                         r"2\d\d wrong outputs of 256"):
+        run_stage("simulate", cfg, tmp_path)
+
+
+def test_fu_language_fu_config_errors(plugin):
+    """The FU's widths and arity are checked against the arch before any build, in one line
+    naming the key; the accumulator check uses the FU's product range (|a * (w - 8)| <= 1024),
+    not that of two 8-bit operands (16,384)."""
+    from lego_build import compose
+    from lego_build.flow.validate import validate
+
+    with pytest.raises(ConfigError, match=r"^arch.operand_bits=16: arch.fu=zp4's widest operand has 8 bits; "
+                                          r"set arch.operand_bits=8$"):
+        compose(["arch.fu=zp4", "arch.operand_bits=16", "arch.acc_bits=40"])
+    with pytest.raises(ConfigError, match=r"^arch.family=mttkrp: arch.fu=zp4 takes 2 operands; the array's kernel "
+                                          r"family has 3"):
+        compose(["arch.fu=zp4", "arch.family=mttkrp", "workload=mttkrp"])
+    # the default gemm sums 16 products: 16 x 1024 needs 16 bits, 16 x 16384 needs 20
+    validate(compose(["arch.fu=zp4", "arch.acc_bits=16", "target.simulate=false"]))
+    with pytest.raises(ConfigError, match=r"^arch.acc_bits=16: too narrow for layer gemm, whose outputs sum 16 "
+                                          r"products of 8-bit operands \(up to 262,144"):
+        validate(compose(["arch.acc_bits=16", "target.simulate=false"]))
+    with pytest.raises(ConfigError, match=r"^arch.acc_bits=16: .* 64 products of arch.fu=zp4 \(up to 65,536 in "
+                                          r"magnitude\) and need 18 bits"):
+        validate(compose(["arch.fu=zp4", "arch.acc_bits=16", "workload.K=64", "target.simulate=false"]))

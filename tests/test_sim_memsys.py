@@ -170,7 +170,7 @@ def _program(design: Path, mutate=None, epilogue=(), binary=None):
     adg = read_artifact(design, "adg.json")
     (entry,) = read_artifact(design, "mapping.json").layers
     ((_, kernel),) = [(e, k) for e, k in load_layers(design) if k is not None]
-    kernel = with_bits(lower(kernel, adg.kernel), hm.operand_bits, hm.out_bits)
+    kernel = with_bits(lower(kernel, adg.kernel), adg, hm.out_bits)
     run = memsys.program(hm, sm, adg, entry["name"], kernel, Mapping.from_json(entry["mapping"]),
                          entry["dataflow"], pattern_operands(kernel, "random", 3), entry["tile"],
                          epilogue=epilogue)

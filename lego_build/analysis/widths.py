@@ -19,11 +19,14 @@ def reduction_length(kernel: Kernel) -> int:
     return prod(kernel.dims[d].bound for d in kernel.reduction_dims)
 
 
-def worst_case_sum(kernel: Kernel, operand_bits: int) -> int:
-    """Largest magnitude an output of ``kernel`` reaches with signed ``operand_bits`` operands."""
-    return reduction_length(kernel) * (1 << (operand_bits - 1)) ** len(kernel.inputs)
+def worst_case_sum(kernel: Kernel, operand_bits: int, product: int | None = None) -> int:
+    """Largest magnitude an output of ``kernel`` reaches with signed ``operand_bits`` operands,
+    or with products of at most ``product`` in magnitude (an FU's own, :mod:`lego_build.fulang.kinds`)."""
+    if product is None:
+        product = (1 << (operand_bits - 1)) ** len(kernel.inputs)
+    return reduction_length(kernel) * product
 
 
-def required_acc_bits(kernel: Kernel, operand_bits: int) -> int:
+def required_acc_bits(kernel: Kernel, operand_bits: int, product: int | None = None) -> int:
     """Fewest two's-complement bits that hold every sum of ``kernel``."""
-    return worst_case_sum(kernel, operand_bits).bit_length() + 1
+    return worst_case_sum(kernel, operand_bits, product).bit_length() + 1

@@ -4,7 +4,7 @@ Rules: each input-tensor data node becomes a buffer-bank read (``L=1``) addresse
 by the tensor's address generator; every FU gets one *pin* per input tensor fed
 by its parent in the tensor's forest or by its read port; the FU opens into a
 multiplier (``L=1``) of its two (MAC) or three (MTTKRP, TTMc) operands, of the FU kind
-``arch.fu`` (:data:`lego_build.backend.fus.FUS`, node attribute :class:`MulSpec`). Output links are
+``arch.fu`` (:data:`lego_build.fulang.kinds.FUS`, node attribute :class:`MulSpec`). Output links are
 spatial reductions: an FU whose partial sums arrive from other FUs adds them to its
 product in an adder (``L=1``). At each output data node (a reduction sink) an
 accumulator (``L=1``), reset by the controller's ``first`` signal, sums over the
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from math import ceil, log2
 
-from lego_build.backend.fus import FUS
+from lego_build.fulang.kinds import FUS
 from lego_build.errors import StageError
 from lego_build.ir.adg import ADG
 from lego_build.ir.dag import DAG, BufferSpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, Node, PortSpec, TensorSpec

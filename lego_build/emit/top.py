@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
 
-from lego_build.backend.fus import FUS
+from lego_build.fulang.kinds import FUS
 from lego_build.backend.interface import HostMap, host_map
 from lego_build.emit.ctrl import mk_ctrl
 from lego_build.emit.fold import Banks, df_is, fold_input, fold_output

@@ -21,15 +21,19 @@ def check_names(cfg: LegoConfig) -> None:
     file's format, the mapper's search, the back-end passes (known, with delay matching, in an
     order that meets every pass's requirements) and the LP solver."""
     from lego_build.analysis.importers import IMPORTERS
-    from lego_build.backend.fus import FUS
     from lego_build.backend.passes import ORDER, PASSES, check_order, pipeline
     from lego_build.backend.solver import SOLVERS
     from lego_build.config.schema import ModelFileWorkload
+    from lego_build.fulang.kinds import FUS
+    from lego_build.ir.families import FAMILIES
     from lego_build.mapping.searches import SEARCHES
 
     FUS.check(cfg.arch.fu)
-    if reason := FUS.get(cfg.arch.fu).check(cfg.arch.operand_bits):
+    fu = FUS.get(cfg.arch.fu)
+    if reason := fu.check(cfg.arch.operand_bits):
         raise ConfigError(f"arch.operand_bits={cfg.arch.operand_bits}: {reason}")
+    if reason := fu.check_inputs(FAMILIES[cfg.arch.family].inputs):
+        raise ConfigError(f"arch.family={cfg.arch.family}: {reason}")
     if isinstance(cfg.workload, ModelFileWorkload):
         IMPORTERS.check(cfg.workload.kind)
     SEARCHES.check(cfg.mapper.search)
@@ -94,15 +98,21 @@ def _check_widths(cfg: LegoConfig, workload) -> None:
     runnable = [layer for layer in workload.array_layers if lower(layer.kernel, cfg.arch.family) is not None]
     if cfg.arch.overflow == "wrap" or not runnable:
         return
-    bits = cfg.arch.operand_bits
-    worst = max(runnable, key=lambda layer: required_acc_bits(layer.kernel, bits))
-    need = required_acc_bits(worst.kernel, bits)
+    from lego_build.fulang.kinds import FUS
+
+    bits, fu = cfg.arch.operand_bits, FUS.get(cfg.arch.fu)
+
+    def product(layer) -> int:
+        return fu.bound(bits, len(layer.kernel.inputs))
+    worst = max(runnable, key=lambda layer: required_acc_bits(layer.kernel, bits, product(layer)))
+    need = required_acc_bits(worst.kernel, bits, product(worst))
     if need > cfg.arch.acc_bits:
+        what = f"{bits}-bit operands" if fu.product is None else f"arch.fu={fu.name}"
         raise ConfigError(
             f"arch.acc_bits={cfg.arch.acc_bits}: too narrow for layer {worst.name}, whose outputs sum "
-            f"{reduction_length(worst.kernel):,} products of {bits}-bit operands (up to "
-            f"{worst_case_sum(worst.kernel, bits):,} in magnitude) and need {need} bits; set arch.acc_bits={need} "
-            "or more, or arch.overflow=wrap to accept wrap-around on purpose")
+            f"{reduction_length(worst.kernel):,} products of {what} (up to "
+            f"{worst_case_sum(worst.kernel, bits, product(worst)):,} in magnitude) and need {need} bits; set "
+            f"arch.acc_bits={need} or more, or arch.overflow=wrap to accept wrap-around on purpose")
 
 
 def _check_data_file(path: str) -> None:

@@ -14,12 +14,17 @@ from lego_build.frontend.links import candidate_links
 from lego_build.frontend.merge import merge_dataflows
 from lego_build.frontend.mst import spanning_forest
 from lego_build.frontend.packing import lane_packs
+from lego_build.fulang.kinds import FUS
 from lego_build.ir.adg import ADG, TensorNet
 from lego_build.ir.workload import Kernel
 
 
 def build_adg(kernel: Kernel, arch) -> ADG:
+    """Input buffers are as wide as the FU's operand (``arch.fu``'s widths, else
+    ``arch.operand_bits``), the output's as the accumulator."""
     dataflows = arch_dataflows(arch)
+    fu = FUS.get(arch.fu)
+    operand = {t.name: i for i, t in enumerate(kernel.inputs)}
     fus = tuple((r, c) for r in range(arch.rows) for c in range(arch.cols))
     nets = []
     for tensor in kernel.tensors:
@@ -41,7 +46,7 @@ def build_adg(kernel: Kernel, arch) -> ADG:
             ports, port_dfs = with_fallback_ports(kept, ports, port_dfs)
         vectors = sorted({(tuple(b - a for a, b in zip(lk.src, lk.dst)), lk.delay)
                           for _, links in per_df for lk in links if lk.kind == "direct"})
-        bits = arch.acc_bits if reverse else arch.operand_bits
+        bits = arch.acc_bits if reverse else fu.width(operand[tensor.name], arch.operand_bits)
         nets.append(TensorNet(
             tensor.name, tensor.role, bits, tuple(vectors), kept, ports, port_dfs,
             tuple(sorted((ds, t, w) for (ds, t), w in solutions.items())),

@@ -53,8 +53,27 @@ def mk_fu(fu: FU) -> Module:
     m = Module(f"lego_fu_{fu.name}")
     clk = m.Input("clk")
     ports = {name: m.Input(name, t.width) for name, t in fu.ports}
+    lost: list = []
+    wires = _body(m, fu, ports, lost)
+    _sink(m, lost)
+    y = m.OutputReg("y", fu.out_bits)
+    m.Always(Posedge(clk))(y(wires[fu.out]))
+    if fu.out_exp >= 0:  # a float result: its exponent beside the mantissa
+        ye = m.OutputReg("ye", fu.exp_bits)
+        m.Always(Posedge(clk))(ye(wires[fu.out_exp]))
+    return m
+
+
+def _sink(m: Module, lost: list) -> None:
+    """Bits no output depends on (modulo arithmetic) into one wire Verilator's lint ignores (``*unused*``)."""
+    if lost:
+        sink = m.Wire("unused_bits", sum(_bits(x) for x in lost))
+        m.Assign(sink(Cat(*lost)))
+
+
+def _body(m: Module, fu: FU, ports: dict, lost: list) -> dict:
+    """One wire per live graph node of ``fu`` in ``m``, from the parameters' signals ``ports``."""
     g = fu.graph
-    lost: list = []  # bits no output depends on (modulo arithmetic), for Verilator's lint
     codes: dict = {}  # (port, offset) -> the float code's wire
 
     def code(port, off, bits):
@@ -114,12 +133,20 @@ def mk_fu(fu: FU) -> Module:
         elif n.op == "shl":
             a = g.nodes[n.args[0]]
             m.Assign(w(_shifted(wires[n.args[0]], a.bits, n.attr[0], n.bits, lost)))
-    if lost:  # Verilator's lint ignores signals named *unused*
-        sink = m.Wire("unused_bits", sum(_bits(x) for x in lost))
-        m.Assign(sink(Cat(*lost)))
-    y = m.OutputReg("y", fu.out_bits)
-    m.Always(Posedge(clk))(y(wires[fu.out]))
-    if fu.out_exp >= 0:  # a float result: its exponent beside the mantissa
-        ye = m.OutputReg("ye", fu.exp_bits)
-        m.Always(Posedge(clk))(ye(wires[fu.out_exp]))
+    return wires
+
+
+def mk_array_fu(fu: FU, in_bits: tuple[int, ...], out_bits: int) -> Module:
+    """``fu`` as an array FU (the multiplier interface of :class:`lego_build.fulang.kinds.FU`):
+    ports ``clk``, ``a``, ``b`` (``c``) of ``in_bits`` and a registered ``p`` (``out_bits``,
+    latency 1): each operand's low bits feed the FU's parameter in order, the result is
+    sign-extended (or cut: the accumulator is modulo ``2**out_bits``) to ``p``."""
+    m = Module(f"lego_fu_{fu.name}_{'x'.join(map(str, in_bits))}_p{out_bits}")
+    clk = m.Input("clk")
+    ins = [m.Input(p, w) for p, w in zip("abc", in_bits)]
+    lost = [x[t.width:have] for x, (_, t), have in zip(ins, fu.ports, in_bits) if t.width < have]
+    wires = _body(m, fu, {name: x for x, (name, _) in zip(ins, fu.ports)}, lost)
+    p = m.OutputReg("p", out_bits)
+    m.Always(Posedge(clk))(p(_fit(wires[fu.out], fu.out_bits, out_bits, lost)))
+    _sink(m, lost)
     return m

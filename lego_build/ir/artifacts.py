@@ -93,6 +93,7 @@ class Summary:
     optimizer: str
     target: str
     array: tuple[int, ...]
+    fu: dict  # arch.fu: name, doc, whether it is an FU-language expression, operand widths per tensor
     macs: int
     macs_mapped: int
     layers_mapped: int
@@ -145,5 +146,5 @@ ARTIFACTS: dict[str, ArtifactType] = {
     "rtl/soc_interface.json": ArtifactType(SocMap, 1),
     "rtl/manifest.json": ArtifactType(RtlManifest, 1),
     "sim/result.json": ArtifactType(SimResult, 1),
-    "summary.json": ArtifactType(Summary, 1),
+    "summary.json": ArtifactType(Summary, 2),
 }

@@ -124,7 +124,7 @@ class DelaySpec:
 
 @dataclass(frozen=True, slots=True)
 class MulSpec:
-    """A multiplier of FU kind ``fu`` (a name of ``lego_build.backend.fus.FUS``)."""
+    """A multiplier of FU kind ``fu`` (a name of ``lego_build.fulang.kinds.FUS``)."""
 
     fu: str = DEFAULT_FU
 

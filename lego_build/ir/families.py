@@ -17,6 +17,11 @@ class Family:
     dims: tuple[str, ...]
     reduction: tuple[str, ...]
 
+    @property
+    def inputs(self) -> int:
+        """Operands of one product (the factors right of ``+=``)."""
+        return self.equation.partition("+=")[2].count(" * ") + 1
+
 
 #: every kernel family; a new one is a :class:`Family` here plus its builder in analysis/kernels.py
 FAMILIES: dict[str, Family] = {f.name: f for f in (

@@ -17,6 +17,7 @@ from lego_build.backend.interface import host_map, soc_map
 from lego_build.config.schema import LegoConfig
 from lego_build.errors import InputError
 from lego_build.frontend.links import candidate_links
+from lego_build.fulang.kinds import FUS
 from lego_build.ir.adg import ADG
 from lego_build.ir.artifacts import MappingDoc
 from lego_build.ir.dataflow import Dataflow
@@ -78,8 +79,15 @@ def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, late
     loop order if it has one; the levels above it are tiles the sequencer steps through,
     each a controller run costing a start cycle and the pipeline ``latency``, with the
     reduction loops innermost there too: an output tile accumulates in its bank half
-    until its last reduction tile (``lego_soc``), so partial sums never go to DRAM.
+    until its last reduction tile (``lego_soc``), so partial sums never go to DRAM. An FU
+    with operands of its own widths (``arch.fu``, :mod:`lego_build.fulang.kinds`) has its
+    inputs stored, moved and costed at those widths (seed 004 §6.3: a 4-bit weight moves
+    half the bytes of an 8-bit one and a byte-sized level holds twice as many).
     """
+    fu = FUS.get(arch.fu)
+    operand = {t.name: i for i, t in enumerate(kernel.inputs)}
+    kernel = replace(kernel, tensors=tuple(replace(t, bits=fu.width(operand[t.name], t.bits)) if t.name in operand
+                                           else t for t in kernel.tensors))
     h = _hierarchy(kernel, adg, dataflow, arch)
     f = h.fanout
     reduction = frozenset(kernel.dims[d].name for d in kernel.reduction_dims)

@@ -44,6 +44,16 @@ def wrapping_layers(design_dir: Path, adg: dict) -> list[dict]:
     return out
 
 
+def fu_summary(adg: dict) -> dict:
+    """The array's FU kind (``arch.fu``): its name, what it computes and its operands' widths
+    (the input buffers', which an FU-language FU sets from its parameters)."""
+    from lego_build.fulang.kinds import FUS
+
+    fu = FUS.get(adg["fu"])
+    return {"name": fu.name, "doc": fu.doc, "expression": fu.product is not None,
+            "operand_bits": {n["tensor"]: n["bits"] for n in adg["nets"] if n["role"] == "in"}}
+
+
 def summarize(cfg: LegoConfig, doc: dict, design_dir: Path | None = None) -> dict:
     """The key figures. Energy, cycles and pJ per MAC cover the mapped layers only;
     ``unmappable_mac_share`` says how much of the workload's MACs that leaves out."""
@@ -62,6 +72,7 @@ def summarize(cfg: LegoConfig, doc: dict, design_dir: Path | None = None) -> dic
         "optimizer": cfg.optimizer.name,
         "target": cfg.target.name,
         "array": list(doc["adg"]["shape"]),
+        "fu": fu_summary(doc["adg"]),
         "macs": macs,
         "macs_mapped": macs_mapped,
         "unmappable_mac_share": round(1 - macs_mapped / macs, 6) if macs else 0.0,
@@ -167,6 +178,11 @@ def render_markdown(summary: dict, doc: dict) -> str:
            f"mapped layers only, {summary['unmappable_mac_share']:.1%} of the MACs are in unmappable layers"),
         "* energy by level: " + ", ".join(f"{k} {v / 1e6:.3f} uJ" for k, v in summary["energy_by_level_pj"].items()),
         "* energy by tensor: " + ", ".join(f"{k} {v / 1e6:.3f} uJ" for k, v in summary["energy_by_tensor_pj"].items()),
+        f"* FU {summary['fu']['name']}: {summary['fu']['doc']}; operands "
+        + ", ".join(f"{t} {b}" for t, b in summary["fu"]["operand_bits"].items())
+        + f" bits, accumulated in {adg['acc_bits']} bits"
+        + ("; the simulation's golden model sums the FU's own products (its FU-language reference)"
+           if summary["fu"]["expression"] else ""),
         *_overflow_lines(summary),
         "",
         "## Layers",

@@ -26,22 +26,24 @@ from pathlib import Path
 import numpy as np
 
 from lego_build.analysis.widths import worst_case_sum
+from lego_build.fulang.kinds import FU, MAC
 from lego_build.ir.testdata import GENERATED
 from lego_build.ir.testdata import GOLDEN_CHUNK as CHUNK
 from lego_build.ir.workload import Kernel
 
 
-def golden(kernel: Kernel, data: dict[str, np.ndarray]) -> np.ndarray:
+def golden(kernel: Kernel, data: dict[str, np.ndarray], fu: FU = MAC) -> np.ndarray:
     """Exact outputs of ``kernel`` on ``data``: int64, or Python ints when a sum can pass 62 bits.
 
     The iteration domain is walked in blocks of at most
     :data:`lego_build.ir.testdata.GOLDEN_CHUNK` points (memory stays bounded whatever the
     tile): each input is zero-padded by the most its index map reaches outside the tensor
-    (padding reads zero), gathered through flat indices built by broadcasting, multiplied,
-    summed over the block's reduction axes and scattered into the output."""
+    (padding reads zero), gathered through flat indices built by broadcasting, multiplied (or
+    given to ``fu``'s own product, :attr:`lego_build.fulang.kinds.FU.product`), summed over the
+    block's reduction axes and scattered into the output."""
     bits = max(t.bits for t in kernel.inputs)
-    if worst_case_sum(kernel, bits).bit_length() > 62:
-        return _golden_points(kernel, data, object)
+    if worst_case_sum(kernel, bits, fu.bound(bits, len(kernel.inputs))).bit_length() > 62:
+        return _golden_points(kernel, data, object, fu)
     bounds = [d.bound for d in kernel.dims]
     out = kernel.output
     reduction = set(kernel.reduction_dims)
@@ -49,16 +51,24 @@ def golden(kernel: Kernel, data: dict[str, np.ndarray]) -> np.ndarray:
     result = np.zeros(out.size, dtype=np.int64)
     ocoef, obase, _ = _flat_map(out, bounds, None)
     for ranges in _blocks(bounds):
-        product = None
-        for coef, base, values in gathers:
-            v = values[_broadcast_index(coef, base, ranges)]
-            product = v if product is None else product * v
+        vs = [values[_broadcast_index(coef, base, ranges)] for coef, base, values in gathers]
+        product = _products(vs, fu)
         keep = [d for d in range(len(bounds)) if d not in reduction]
         summed = product.sum(axis=tuple(sorted(reduction)), keepdims=True) if reduction else product
         oidx = _broadcast_index([c if d in keep else 0 for d, c in enumerate(ocoef)], obase,
                                 [r if d in keep else r[:1] for d, r in enumerate(ranges)])
         np.add.at(result, np.broadcast_to(oidx, summed.shape).ravel(), summed.ravel())
     return result.reshape(out.shape)
+
+
+def _products(values: list[np.ndarray], fu: FU) -> np.ndarray:
+    """One product per point: ``fu``'s own, or the operands' product (a padded operand is zero)."""
+    if fu.product is not None:
+        return fu.product(values)
+    out = values[0]
+    for v in values[1:]:
+        out = out * v
+    return out
 
 
 def _flat_map(t, bounds: list[int], values: np.ndarray | None):
@@ -106,7 +116,7 @@ def _blocks(bounds: list[int]):
                    + [range(b) for b in bounds[k:]])
 
 
-def _golden_points(kernel: Kernel, data: dict[str, np.ndarray], dtype) -> np.ndarray:
+def _golden_points(kernel: Kernel, data: dict[str, np.ndarray], dtype, fu: FU = MAC) -> np.ndarray:
     """The same sums point by point in ``dtype`` (Python ints: sums wider than int64)."""
     bounds = tuple(d.bound for d in kernel.dims)
     out = kernel.output
@@ -118,13 +128,14 @@ def _golden_points(kernel: Kernel, data: dict[str, np.ndarray], dtype) -> np.nda
     for start in range(0, total, CHUNK):
         flat = np.arange(start, min(start + CHUNK, total), dtype=np.int64)
         it = np.stack(np.unravel_index(flat, bounds), axis=1)
-        terms = np.ones(len(it), dtype=dtype)
+        vs = []
         for mat, bias, shape, values_of in inputs:
             idx = it @ mat + bias
             inside = np.all((idx >= 0) & (idx < shape), axis=1)
             values = np.zeros(len(it), dtype=dtype)
             values[inside] = values_of[tuple(idx[inside].T)]
-            terms = terms * values
+            vs.append(values)
+        terms = np.asarray(_products(vs, fu), dtype=dtype)
         np.add.at(result, tuple((it @ omat + obias).T), terms)
     return result
 

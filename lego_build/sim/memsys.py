@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from lego_build.errors import StageError
+from lego_build.fulang.kinds import FUS
 from lego_build.ir.adg import ADG
 from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
@@ -102,7 +103,7 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
         regs.append((sm.core_base + hm.df_reg, hm.dataflows.index(dataflow)))
     for k in range(len(hm.shifts)):  # delay FIFOs off: every destination reads its fallback bank
         regs += [(sm.core_base + r, v) for r, v in fifo_registers(hm, k, list(g.full), None)]
-    expect = golden(kernel, operands)
+    expect = golden(kernel, operands, FUS.get(adg.fu))
     if wraps:
         expect = wrap_signed(expect, hm.out_bits)
     ppu = epilogue_config(epilogue, np.asarray(expect).reshape(-1)) if hm.ppu else PPUConfig()

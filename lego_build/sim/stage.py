@@ -25,6 +25,7 @@ from lego_build.analysis.lowering import lower
 from lego_build.analysis.stage import layers_of, load_layers
 from lego_build.config.schema import ASIC_TOPS, LegoConfig
 from lego_build.errors import InputError, StageError
+from lego_build.fulang.kinds import FUS
 from lego_build.ir.adg import ADG
 from lego_build.ir.artifacts import MappingDoc, SimResult
 from lego_build.ir.dag import DelaySpec
@@ -42,10 +43,10 @@ from lego_build.sim.layout import config_words, delay_cycles, fifo_steps, input_
 from lego_build.sim.ppu import PPUConfig, apply, epilogue_config, on_chip
 
 
-def with_bits(kernel: Kernel, operand_bits: int, out_bits: int) -> Kernel:
-    """The hardware's widths: random operands span the array's operand range."""
+def with_bits(kernel: Kernel, adg: ADG, out_bits: int) -> Kernel:
+    """The hardware's widths: random operands span each input buffer's range (the FU's operand)."""
     return replace(kernel, tensors=tuple(
-        replace(t, bits=out_bits if t.role == "out" else operand_bits) for t in kernel.tensors))
+        replace(t, bits=out_bits if t.role == "out" else adg.net(t.name).bits) for t in kernel.tensors))
 
 
 def script_for(hm: HostMap, words, banks) -> str:
@@ -158,7 +159,7 @@ class _Plan:
 
 
 def _plan(hm: HostMap, adg: ADG, tile: Tile) -> _Plan:
-    kernel, origin = window(with_bits(tile.kernel, hm.operand_bits, hm.out_bits))
+    kernel, origin = window(with_bits(tile.kernel, adg, hm.out_bits))
     dataflow = adg.dataflow(tile.dataflow)
     info: dict = {"layer": tile.layer, "kind": tile.kind, "dataflow": tile.dataflow, "steps": tile.mapping.steps,
                   "tile": {d.name: d.bound for d in kernel.dims}, "offset": dict(tile.offset),
@@ -182,7 +183,7 @@ def _tile_script(hm: HostMap, adg: ADG, tile: Tile, plan: _Plan, data: DataSourc
     operands = data.operands(tile, plan.kernel, plan.origin)
     banks = input_banks(plan.kernel, tile.mapping, adg, adg.dataflow(tile.dataflow), operands,
                          adg.capacities(tile.dataflow))
-    expect = golden(plan.kernel, operands)
+    expect = golden(plan.kernel, operands, FUS.get(adg.fu))
     if adg.acc_wraps:
         expect = wrap_signed(expect, hm.out_bits)
     ppu = epilogue_config(tile.epilogue, expect) if hm.ppu else PPUConfig()
@@ -367,7 +368,7 @@ LONG_RUN = 2_000_000
 def _layer_job(job) -> dict:
     """One whole layer: its program, its run on its own process of the simulator, its figures."""
     hm, sm, adg, entry, kernel, epilogue, data, binary, bw, lat, max_cycles, fus, coverage = job
-    kernel = with_bits(kernel, hm.operand_bits, hm.out_bits)
+    kernel = with_bits(kernel, adg, hm.out_bits)
     tile = Tile(entry["name"], layer_kind(kernel), kernel, Mapping.from_json(entry["mapping"]), entry["dataflow"])
     operands = data.operands(tile, kernel, {t.name: (0,) * len(t.shape) for t in kernel.tensors})
     run = memsys.program(hm, sm, adg, entry["name"], kernel, tile.mapping, entry["dataflow"], operands,

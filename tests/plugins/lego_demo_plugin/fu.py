@@ -5,7 +5,7 @@ everything modulo ``2**out_bits``; registered, latency 1, the ports of the built
 """
 from __future__ import annotations
 
-from lego_build.backend.fus import FU
+from lego_build.fulang.kinds import FU
 
 
 def make_mul(a_bits: int, b_bits: int, out_bits: int, c_bits: int = 0):

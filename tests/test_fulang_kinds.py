@@ -2,6 +2,8 @@
 (their widths, product range, products for the golden model and the refused definitions)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -61,3 +63,44 @@ def test_refused_array_fus_name_the_fu():
         expression_fu(flt)
     with pytest.raises(FUError, match=r"^FU one: 1 parameters; an array FU takes 2 or 3 operands"):
         expression_fu(one)
+
+
+def test_table_6_3_kinds_move_their_formats_bits(tmp_path):
+    """The group FUs as mapper kinds: bits per element with the scales' share (MX4: a sign and 2-bit
+    magnitude, a micro-exponent bit per pair, an 8-bit exponent per 16 = 4 bits), banks that wide
+    rounded up; the mapper's DRAM energy of a GEMM follows them (DRAM is costed per bit)."""
+    from lego_build import compose
+    from lego_build.errors import InputError
+    from lego_build.flow.stages import run_stage
+    from lego_build.runtime.artifacts import read_artifact
+
+    mx4, fp4 = FUS.get("mx4"), FUS.get("fp4_int4")
+    assert mx4.storage == (4.0, 4.0) and mx4.widths == (4, 4) and mx4.group == 16
+    assert fp4.storage == (4 + 24 / 64, 4 + 16 / 64) and fp4.group == 64
+    with pytest.raises(InputError, match=r"^arch.fu=mx4: a group FU \(16-element dot products\) is costed"):
+        mx4.make_mul(4, 4, 32)
+    dram = {}
+    for name in ("int8", "mx4"):
+        cfg = compose([f"arch.fu={name}", "workload.M=64", "workload.N=64", "workload.K=64"])
+        for stage in ("analyze", "graph", "optimize", "map"):
+            run_stage(stage, cfg, tmp_path / name)
+        doc = read_artifact(tmp_path / name, "mapping.json")
+        dram[name] = doc.layers[0]["energy_level_tensor_pj"]
+    for tensor in ("input", "weight"):  # the operands' DRAM reads halve; the outputs' (32 bits) do not
+        assert dram["mx4"][f"dram/{tensor}"] == pytest.approx(dram["int8"][f"dram/{tensor}"] / 2)
+    assert dram["mx4"]["dram/output"] == pytest.approx(dram["int8"]["dram/output"])
+
+
+def test_building_rtl_with_a_group_fu_is_refused_in_one_line(tmp_path):
+    """``doit build arch.fu=mx4``: exit 2, one line naming the key, ``out/`` as it was."""
+    import shutil
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    shutil.copy(root / "dodo.py", tmp_path / "dodo.py")
+    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(tmp_path / "dodo.py"), "build", "arch.fu=mx4"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("error: arch.fu=mx4: a group FU (16-element dot products)")
+    assert not [p for p in (tmp_path / "out").rglob("*") if p.is_file() and ".doit" not in p.parts]

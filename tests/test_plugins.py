@@ -43,7 +43,8 @@ def test_registries_list_the_plugin_only_when_installed(plugin):
     from lego_build.fulang.kinds import FUS
     from lego_build.mapping.searches import SEARCHES
 
-    assert FUS.names() == ("mac", "bitfusion", "shiftadd", "zp4")
+    assert FUS.names() == ("mac", "bitfusion", "fp16", "int8", "fp4_int4", "vsq_int4", "mx4", "mx6", "mx9",
+                           "shiftadd", "zp4")
     assert "wire_audit" in PASS_REGISTRY and "budgeted" in SEARCHES and "gemm_csv" in IMPORTERS
     assert {"demo_array"} <= set(available_options("arch")) and "demo_csv" in available_options("workload")
     with pytest.raises(ConfigError, match=r"^arch.operand_bits=20: arch.fu=shiftadd builds one partial product"):
@@ -55,7 +56,7 @@ def test_registries_list_the_plugin_only_when_installed(plugin):
 def test_plugin_names_are_unknown_without_the_plugin():
     from lego_build import compose
 
-    with pytest.raises(ConfigError, match=r"^arch.fu=shiftadd: unknown; choose one of mac, bitfusion \(or install"):
+    with pytest.raises(ConfigError, match=r"^arch.fu=shiftadd: unknown; choose one of mac, bitfusion, fp16, .*, mx9 \(or install"):
         compose(["arch.fu=shiftadd"])
 
 

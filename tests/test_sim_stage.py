@@ -235,7 +235,7 @@ def test_accumulator_widths_against_exact_arithmetic_in_rtl(tmp_path, monkeypatc
     extreme = run("min")  # the reduction tile: every FU, all 512 terms
     assert extreme["tile"] == {"b": 1, "m": 4, "n": 4, "k": 512} and extreme["mismatches"] == extreme["outputs"] == 16
     real = sim_stage.golden
-    monkeypatch.setattr(sim_stage, "golden", lambda kernel, data: wrap_signed(real(kernel, data), 24))
+    monkeypatch.setattr(sim_stage, "golden", lambda kernel, data, fu: wrap_signed(real(kernel, data, fu), 24))
     assert run("file")["mismatches"] == 0 and run("min")["mismatches"] == 0  # the mutant agrees with the bug
 
 

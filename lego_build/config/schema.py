@@ -359,9 +359,12 @@ class ArchConf:
     means no FIFOs between FUs (direct links only). ``fu`` is the FU's multiplier:
     ``mac`` (a signed ``operand_bits`` multiplier: int8 by default, 16-bit with
     ``operand_bits=16``) or ``bitfusion`` (BitFusion-style shift-add of 2-bit x 2-bit
-    BitBrick products, rtl_templates_free.mk_bitfusion_mul; ``operand_bits`` even), or a plugin's
-    (entry-point group ``lego_build.fus``); the name and the widths it supports are checked by
-    :func:`lego_build.flow.validate.check_names`.
+    BitBrick products, rtl_templates_free.mk_bitfusion_mul; ``operand_bits`` even), one of
+    seed 004 Table 6.3's group FUs for the mapper only (``fp16``, ``int8``, ``fp4_int4``,
+    ``vsq_int4``, ``mx4``, ``mx6``, ``mx9``: operands moved at the format's bits per element,
+    lego_build.fulang.library), or a plugin's (entry-point group ``lego_build.fus``, e.g. an FU
+    written in the FU language, lego_build.fulang.kinds.expression_fu); the name and the widths
+    it supports are checked by :func:`lego_build.flow.validate.check_names`.
     """
 
     name: str = "systolic"

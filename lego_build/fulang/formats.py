@@ -229,7 +229,13 @@ class FP4INT4Format:
 
     @property
     def bits(self) -> float:
-        return 4 + 16 / self.group  # an element and its share of the group's fp16 scale
+        """Per weight: an element and its share of the group's fp16 scale."""
+        return 4 + 16 / self.group
+
+    @property
+    def act_bits(self) -> float:
+        """Per activation: an element and its share of the group's fp16 scale and int8 zero point."""
+        return 4 + (16 + 8) / self.group
 
     def encode_weights(self, w) -> dict[str, np.ndarray]:
         w = self._group(w)

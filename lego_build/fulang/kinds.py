@@ -18,14 +18,14 @@ products (its NumPy reference) and the accumulator check uses its product's rang
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import ceil
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
-import numpy as np
-
-from lego_build.fulang import expr
+from lego_build.errors import InputError
 from lego_build.runtime.registry import Registry
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # NumPy and the FU language load with an FU-language kind, not with dodo.py
+    import numpy as np
     from veriloggen import Module
 
 
@@ -65,10 +65,17 @@ class FU:
     widths: tuple[int, ...] = ()
     product: Callable[[Sequence[np.ndarray]], np.ndarray] | None = None
     bound: Callable[[int, int], int] = signed_bound
+    storage: tuple[float, ...] = ()
+    group: int = 1
 
     def width(self, operand: int, operand_bits: int) -> int:
-        """Bits of the kernel's input number ``operand`` (0: activations, 1: weights)."""
+        """Bits of the kernel's input number ``operand`` (0: activations, 1: weights) in the array."""
         return self.widths[operand] if operand < len(self.widths) else operand_bits
+
+    def stored(self, operand: int, operand_bits: float) -> float:
+        """Bits per element of input ``operand`` in memory, which the mapper moves and costs: a
+        group format's (``storage``, its shared scales included), else the array's width."""
+        return self.storage[operand] if operand < len(self.storage) else self.width(operand, operand_bits)
 
     def check_inputs(self, inputs: int) -> str | None:
         """Why a kernel of ``inputs`` operands cannot run on this FU (``None``: it can)."""
@@ -118,6 +125,10 @@ def expression_fu(fn, doc: str = "", name: str | None = None) -> FU:
     The golden model's products come from :func:`lego_build.fulang.expr.evaluate` on the same
     graph the Verilog comes from (a lookup table of every code combination when the widths sum
     to at most :data:`LUT_BITS`)."""
+    import numpy as np
+
+    from lego_build.fulang import expr
+
     fu = expr.trace(fn, name)
     for port, t in fu.ports:
         if isinstance(t, expr.Vec):
@@ -158,7 +169,33 @@ def expression_fu(fn, doc: str = "", name: str | None = None) -> FU:
               bound=lambda *_: max(abs(r.lo), abs(r.hi)))
 
 
+def group_fu(fn, storage: tuple[float, float], doc: str = "", operands: tuple[str, str] = ("a", "w")) -> FU:
+    """A group FU of seed 004 Table 6.3 (a dot product of ``n``-element groups with shared scales,
+    :mod:`lego_build.fulang.library`) as an FU kind the mapper costs: its MAC rate is the array's
+    (the group's reduction spans ``n`` positions, so 1024 positions do 1024 MACs per cycle, the
+    paper's equal-rate comparison), its operands move at ``storage`` bits per element
+    (activations, weights; the format's scales and exponents included) and sit in banks of
+    that width rounded up. The generated array
+    places one scalar FU per position, so emitting one is refused in one line; the group FU's
+    own Verilog is checked alone (:mod:`lego_build.sim.fu_check`)."""
+    from lego_build.fulang import expr
+
+    fu = expr.trace(fn)
+    ports = dict(fu.ports)
+    group = ports[operands[0]].n
+
+    def make_mul(a_bits: int, b_bits: int, out_bits: int, c_bits: int = 0) -> Module:
+        raise InputError(f"arch.fu={fu.name}: a group FU ({group}-element dot products) is costed by the mapper "
+                         "(doit map) but not placed in the generated array; build RTL with a scalar arch.fu "
+                         "(mac, or one from lego_build.fulang.kinds.expression_fu)")
+
+    return FU(fu.name, doc or fu.name, make_mul, widths=tuple(ceil(b) for b in storage), storage=tuple(storage),
+              group=group)
+
+
 FUS: Registry[FU] = Registry("lego_build.fus", "arch.fu", {
     "mac": "lego_build.fulang.kinds:MAC",
     "bitfusion": "lego_build.fulang.kinds:BITFUSION",
+    **{name: f"lego_build.fulang.library:KINDS.{name}" for name in ("fp16", "int8", "fp4_int4", "vsq_int4", "mx4",
+                                                                   "mx6", "mx9")},
 })

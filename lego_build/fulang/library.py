@@ -22,8 +22,11 @@ the group's reduction across FUs).
   magnitudes, a 1-bit micro-exponent per pair, an 8-bit shared exponent per group): each product
   scaled down by its pair's micro-exponents, summed, scaled by the two shared exponents.
 """
+from types import SimpleNamespace
+
 from lego_build.fulang.expr import FU, Float, Int, SignMag, Vec, dot, scale, total, trace
-from lego_build.fulang.formats import FP4, FP16
+from lego_build.fulang.formats import FORMATS, FP4, FP16
+from lego_build.fulang.kinds import group_fu
 
 U1, U8 = Int(1, signed=False), Int(8, signed=False)
 
@@ -66,3 +69,15 @@ TABLE_6_3 = ("fp16", "int8", "fp4_int4", "vsq_int4", "mx4", "mx6", "mx9")
 def builtin(name: str) -> FU:
     """One of :data:`TABLE_6_3`, traced."""
     return trace(globals()[name], name)
+
+
+#: bits per element in memory (activations, weights), each group's scales and exponents included:
+#: what LLaMA-7B's weights cost in DRAM traffic under each format (seed 004 Table 6.3's speed-ups)
+STORAGE = {"fp16": (16, 16), "int8": (8, 8),
+           "fp4_int4": (FORMATS["fp4int4"].act_bits, FORMATS["fp4int4"].bits),
+           "vsq_int4": (FORMATS["vsq4"].bits, FORMATS["vsq4"].bits),
+           **{n: (FORMATS[n].bits, FORMATS[n].bits) for n in ("mx4", "mx6", "mx9")}}
+
+#: Table 6.3's FUs as FU kinds for the mapper (``arch.fu=mx4``, :func:`lego_build.fulang.kinds.group_fu`)
+KINDS = SimpleNamespace(**{name: group_fu(globals()[name], STORAGE[name], f"seed 004 Table 6.3 {name} group FU")
+                           for name in TABLE_6_3})

@@ -81,14 +81,15 @@ def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, late
     reduction loops innermost there too: an output tile accumulates in its bank half
     until its last reduction tile (``lego_soc``), so partial sums never go to DRAM. An FU
     with operands of its own widths (``arch.fu``, :mod:`lego_build.fulang.kinds`) has its
-    inputs stored, moved and costed at those widths (seed 004 §6.3: a 4-bit weight moves
-    half the bytes of an 8-bit one and a byte-sized level holds twice as many).
+    inputs held in banks of those widths and moved and costed at its bits per element in
+    memory (seed 004 §6.3: a 4-bit weight moves half the bytes of an 8-bit one and a level
+    sized in bytes holds twice as many; a group format's scales add their share).
     """
     fu = FUS.get(arch.fu)
     operand = {t.name: i for i, t in enumerate(kernel.inputs)}
-    kernel = replace(kernel, tensors=tuple(replace(t, bits=fu.width(operand[t.name], t.bits)) if t.name in operand
-                                           else t for t in kernel.tensors))
-    h = _hierarchy(kernel, adg, dataflow, arch)
+    h = _hierarchy(replace(kernel, tensors=tuple(
+        replace(t, bits=fu.width(operand[t.name], t.bits)) if t.name in operand else t for t in kernel.tensors)),
+        adg, dataflow, arch)
     f = h.fanout
     reduction = frozenset(kernel.dims[d].name for d in kernel.reduction_dims)
     rules = Rules(
@@ -97,9 +98,11 @@ def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, late
         innermost=tuple((lv, reduction) for lv in range(f, len(h.levels))) if not arch.memory else (),
         unit=tuple(range(f)) if not arch.memory else (),
     )
-    # partial sums live in the array's accumulators: cost them at arch.acc_bits
-    out = kernel.output
-    costed = replace(kernel, tensors=tuple(replace(t, bits=arch.acc_bits) if t is out else t for t in kernel.tensors))
+    # partial sums live in the array's accumulators: cost them at arch.acc_bits; operands at the
+    # FU's bits per element in memory (a group format's shared scales included)
+    costed = replace(kernel, tensors=tuple(
+        replace(t, bits=fu.stored(operand[t.name], t.bits)) if t.name in operand else replace(t, bits=arch.acc_bits)
+        for t in kernel.tensors))
     # per tile: the start cycle, the pipeline latency and the output banks' read-modify-write cycle
     return Mapspace(Model(costed, h, arch.operand_bits, tile_overhead=2 + max(1, latency)), mapper.mapspace, rules)
 

@@ -56,7 +56,8 @@ def test_registries_list_the_plugin_only_when_installed(plugin):
 def test_plugin_names_are_unknown_without_the_plugin():
     from lego_build import compose
 
-    with pytest.raises(ConfigError, match=r"^arch.fu=shiftadd: unknown; choose one of mac, bitfusion, fp16, .*, mx9 \(or install"):
+    with pytest.raises(ConfigError,
+                       match=r"^arch.fu=shiftadd: unknown; choose one of mac, bitfusion, fp16, .*, mx9 \(or install"):
         compose(["arch.fu=shiftadd"])
 
 

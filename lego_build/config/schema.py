@@ -453,6 +453,9 @@ class MapperConf:
     run a partial last tile (idle FUs), so the mapspace governs the temporal levels.
     ``search``: ``rtml`` (seed 000 pruned), ``random`` (Timeloop-style: stops after
     ``patience`` non-improving valid mappings; ``seed``), ``exhaustive`` (small layers).
+    ``gap``: stop a layer's search once its best is within this fraction of the layer's
+    lower bound (lego_build.mapping.bounds; e.g. 0.05), ``budget``: at most this many
+    candidates per layer and dataflow (both unset: the search runs to its own end).
     """
 
     name: str = "pfm"
@@ -466,8 +469,16 @@ class MapperConf:
     partition: str = "auto"
     schedule: str = "auto"
     jobs: int = 1  # processes exploring the convs in parallel
+    gap: Optional[float] = None
+    budget: Optional[int] = None
 
     def __post_init__(self) -> None:
+        if self.gap is not None and not 0 < self.gap < 1:
+            raise ConfigError(f"mapper.gap={self.gap}: a tolerance between 0 and 1 (e.g. 0.05 stops within 5 % of "
+                              "the lower bound); leave it unset to search to the end")
+        if self.budget is not None and self.budget <= 0:
+            raise ConfigError(f"mapper.budget={self.budget}: the candidates a layer's search may evaluate must be "
+                              "a positive integer; leave it unset for no limit")
         _choice("mapper", "objective", self.objective, tuple(OBJECTIVES))
         _choice("mapper", "mapspace", self.mapspace, tuple(MAPSPACES))
         _choice("mapper", "partition", self.partition, ("auto", "KS", "KS&OFM", "OFM"))

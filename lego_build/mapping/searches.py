@@ -60,6 +60,9 @@ class Search:
     smallest: dict[str, tuple[int, int]] = field(default_factory=dict)  # level -> (smallest need, capacity), bytes
     keep: int = 0  # valid candidates kept besides the best: the lowest energy ones and the fewest-cycle ones
     kept: dict[str, list] = field(default_factory=dict)
+    target: float | None = None  # stop once the best's objective is at most this (mapper.gap over the bound)
+    evaluations: int | None = None  # stop after this many evaluated candidates (mapper.budget)
+    stopped: str = ""  # why the search ended before its own end
 
     def tell(self, s: Schedule, ev: Evaluation) -> bool:
         """Record a candidate; True when it improves the best."""
@@ -109,8 +112,18 @@ class Search:
         return self.space.m.evaluate(s)
 
     def run(self) -> tuple[Schedule, Evaluation] | None:
+        """Ask and tell until the search ends, ``evaluations`` are spent or its best reaches ``target``."""
+        evaluated = 0
         while (s := self.ask()) is not None:
             self.tell(s, self.evaluate(s))
+            evaluated += 1
+            if self.evaluations is not None and evaluated >= self.evaluations:
+                self.stopped = f"mapper.budget: {evaluated} candidates evaluated"
+            elif (self.target is not None and self.best is not None
+                  and self.best[1].objective(self.objective) <= self.target):
+                self.stopped = f"mapper.gap: the best is within the tolerance of the lower bound after {evaluated}"
+            if self.stopped:
+                break
         return self.best
 
     def ask(self) -> Schedule | None:  # pragma: no cover - interface

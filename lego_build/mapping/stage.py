@@ -24,6 +24,7 @@ from lego_build.ir.dataflow import Dataflow
 from lego_build.ir.mapping import score
 from lego_build.ir.memory import Hierarchy
 from lego_build.ir.workload import Kernel
+from lego_build.mapping.bounds import lower_bound
 from lego_build.mapping.controller import controller_mapping
 from lego_build.mapping.gemmini import GemminiTiling
 from lego_build.mapping.hierarchy import array_hierarchy, from_conf
@@ -135,12 +136,16 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
     ``cycles_model``; the energy objective does not time (the model walks every tile, seconds
     for a big layer on a small array)."""
     space = layer_space(kernel, adg, dataflow, arch, mapper, latency)
+    bound = lower_bound(space.m)
     if arch.tiling == "gemmini":
         search = GemminiTiling(space, mapper.objective, dim=arch.rows)
     else:
         search = SEARCHES.get(mapper.search).make(space, mapper)
         if view is not None and mapper.objective != "energy":
             search.keep = RANKED  # the latency model decides among these
+        search.evaluations = mapper.budget
+        if mapper.gap is not None:
+            search.target = score(mapper.objective, bound.energy_pj, bound.cycles) / (1 - mapper.gap)
     best = search.run()
     rejected = [e["reason"] for e in search.log if e["status"] == "rejected"]
     if best is None:
@@ -186,6 +191,9 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
         "candidates": {"valid": sum(e["status"] == "valid" for e in search.log), "rejected": len(rejected)},
         "rejections": sorted(set(rejected))[:20],
         **({"tiling": search.rule} if arch.tiling == "gemmini" else {}),
+        **({"stopped": search.stopped} if search.stopped else {}),
+        "bound": {"energy_pj": round(bound.energy_pj, 6), "cycles": bound.cycles},
+        "gap": round(bound.gap(mapper.objective, ev.energy_pj, timed.get("cycles_model", ev.cycles)), 6),
         **timed,
     }
 
@@ -264,6 +272,11 @@ def map_workload(layers, adg: ADG, latency: int, arch, mapper, view: MemView | N
         "energy_by_level_pj": _weighted(mapped, "energy_breakdown_pj"),
         "energy_by_tensor_pj": _weighted(mapped, "energy_by_tensor_pj"),
     }
+    if mapped and all("bound" in e for e in mapped):  # the layers' lower bounds, and the network's gap
+        bound = {k: sum(e["bound"][k] * e["count"] for e in mapped) for k in ("energy_pj", "cycles")}
+        found = score(mapper.objective, totals["energy_pj"], totals.get("cycles_model", totals["cycles"]))
+        totals["bound"] = {"energy_pj": round(bound["energy_pj"], 6), "cycles": bound["cycles"]}
+        totals["gap"] = round(max(0.0, 1 - score(mapper.objective, bound["energy_pj"], bound["cycles"]) / found), 6)
     rows = ppu_costs(layers, arch)
     totals["ppu"] = {**ppu_totals(rows), "per_layer": rows}
     # end to end (seed 004 §6.2): the array layers, then the PPU passes that do not overlap them
@@ -323,8 +336,9 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     doc = MappingDoc(mapper=cfg.mapper.name, objective=cfg.mapper.objective, family=cfg.arch.family, **result)
     t = result["totals"]
     model = f" ({t['cycles_model']:,} by the memory system's latency model)" if "cycles_model" in t else ""
+    gap = f"; optimality gap {t['gap']:.1%} ({cfg.mapper.objective}: 1 - lower bound / found)" if "gap" in t else ""
     print(f"map: {t['layers_mapped']} layers mapped ({t['distinct_mapped']} distinct), "
-          f"{t['layers_unmappable']} unmappable; {t['cycles']:,} cycles{model}, {t['energy_pj'] / 1e6:.3f} uJ")
+          f"{t['layers_unmappable']} unmappable; {t['cycles']:,} cycles{model}, {t['energy_pj'] / 1e6:.3f} uJ{gap}")
     if t["ppu"]["layers"]:
         p = t["ppu"]
         print(f"map: PPU {p['layers'] - p['fused']} passes ({p['fused']} fused on the output path), "

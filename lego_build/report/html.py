@@ -257,11 +257,11 @@ def _summary(h: dict, doc: dict) -> str:
 
 
 def _layers(layers: list[dict], mapped: list[dict], points: dict, doc: dict) -> str:
-    num = {0, 3, 5, 6, 7, 8, 9}
+    num = {0, 3, 5, 6, 7, 8, 9, 10}
     totals = doc["mapping"].get("totals", {})
     unit, scale = plots.energy_unit(totals.get("energy_pj", 0.0))
     head = ["#", "layer", "op", "\u00d7", "dataflow", "MACs", "cycles", f"energy ({unit})", "util.",
-            "MACs / DRAM B"]
+            "MACs / DRAM B", "gap"]
     rows = []
     for i, e in enumerate(layers, 1):
         if e.get("status") == "mapped":
@@ -270,17 +270,20 @@ def _layers(layers: list[dict], mapped: list[dict], points: dict, doc: dict) -> 
             rows.append(_row([str(i), _e(e["name"]), _e(e.get("op", "?")), _int(e.get("count", 1)),
                               _e(e.get("dataflow", "-")), _int(e.get("macs")), _int(e.get("cycles")),
                               f"{e.get('energy_pj', 0) / scale:,.2f}", _e(_pct(e.get("utilization"))),
-                              f"{oi:,.1f}" if oi else "-"], num))
+                              f"{oi:,.1f}" if oi else "-", _e(_pct(e["gap"])) if "gap" in e else "-"], num))
         else:
             rows.append(f'<tr class="bad"><td class="n">{i}</td><td>{_e(e["name"])}</td><td>{_e(e.get("op", "?"))}'
-                        f'</td><td class="n">{_int(e.get("count", 1))}</td><td colspan="6">'
+                        f'</td><td class="n">{_int(e.get("count", 1))}</td><td colspan="7">'
                         f'{_e(e.get("status", "?"))}: {_e(e.get("reason", ""))}</td></tr>')
     total = "total" if len(mapped) == len(layers) else "total (mapped layers only)"
     rows.append(_row(["", total, "", _int(sum(e.get("count", 1) for e in mapped)), "",
                       _int(totals.get("macs")), _int(totals.get("cycles")),
-                      f"{totals.get('energy_pj', 0) / scale:,.2f}", "", ""], num, "total"))
+                      f"{totals.get('energy_pj', 0) / scale:,.2f}", "", "",
+                      _e(_pct(totals["gap"])) if "gap" in totals else ""], num, "total"))
     parts = ['<p class="note">Array layers in network order; cycles and energy are per instance '
-             "(\u00d7 repeats), the bars count every repeat.</p>",
+             "(\u00d7 repeats), the bars count every repeat. Gap: 1 - the layer's lower bound (MACs, each "
+             "touched element once per memory level, every PE busy) / what the mapper found, for its objective "
+             "(lego_build.mapping.bounds).</p>",
              _table(head, rows, num)]
     unmapped = doc["analysis"].get("unmapped", [])
     if unmapped:

@@ -176,6 +176,9 @@ def render_markdown(summary: dict, doc: dict) -> str:
         f"{summary['cycles']:,} cycles, array utilization {summary['utilization']:.1%}: "
         + ("all layers" if not summary["layers_unmappable"] else
            f"mapped layers only, {summary['unmappable_mac_share']:.1%} of the MACs are in unmappable layers"),
+        *([f"* lower bound {mapping['totals']['bound']['energy_pj'] / 1e6:.3f} uJ, "
+           f"{mapping['totals']['bound']['cycles']:,} cycles: optimality gap {mapping['totals']['gap']:.1%} "
+           f"({mapping.get('objective', '?')}; lego_build.mapping.bounds)"] if "gap" in mapping["totals"] else []),
         "* energy by level: " + ", ".join(f"{k} {v / 1e6:.3f} uJ" for k, v in summary["energy_by_level_pj"].items()),
         "* energy by tensor: " + ", ".join(f"{k} {v / 1e6:.3f} uJ" for k, v in summary["energy_by_tensor_pj"].items()),
         f"* FU {summary['fu']['name']}: {summary['fu']['doc']}; operands "
@@ -187,15 +190,16 @@ def render_markdown(summary: dict, doc: dict) -> str:
         "",
         "## Layers",
         "",
-        "| layer | op | x | status | MACs | cycles | energy (nJ) | util. |",
-        "|---|---|---:|---|---:|---:|---:|---:|",
+        "| layer | op | x | status | MACs | cycles | energy (nJ) | util. | gap |",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|",
     ]
     for e in mapping["layers"]:
         if e["status"] == "mapped":
+            gap = f"{e['gap']:.1%}" if "gap" in e else "-"
             lines.append(f"| {e['name']} | {e['op']} | {e['count']} | mapped | {e['macs']:,} | {e['cycles']:,} | "
-                         f"{e['energy_pj'] / 1e3:.1f} | {e['utilization']:.0%} |")
+                         f"{e['energy_pj'] / 1e3:.1f} | {e['utilization']:.0%} | {gap} |")
         else:
-            lines.append(f"| {e['name']} | {e['op']} | {e['count']} | {e['reason']} | | | | |")
+            lines.append(f"| {e['name']} | {e['op']} | {e['count']} | {e['reason']} | | | | | |")
     unmapped = doc["analysis"]["unmapped"]
     if unmapped:
         lines += ["", "Operators with no unit: " + ", ".join(f"{u['name']} ({u['op']})" for u in unmapped)]

@@ -107,3 +107,21 @@ def test_map_stage_reports_the_gap_and_stops_within_it(tmp_path):
 def test_bad_gap_and_budget(override, message):
     with pytest.raises(ConfigError, match=message):
         compose([override])
+
+
+@pytest.mark.parametrize("overrides, note", [
+    (["mapper=pfm"], None),
+    (["mapper=ruby_t"], None),
+    (["mapper=random"], None),
+    (["mapper=ruby_s"], "mapper.mapspace=ruby-s: arch=systolic's dataflows fix the array's unrolling"),
+    (["mapper=rtml"], "mapper=rtml: mapspace pfm with search rtml is what mapper=pfm runs"),
+    (["arch=gemmini_like", "workload=conv2d"], "mapper=pfm: arch.tiling=gemmini picks every tile by Gemmini's rule"),
+])
+def test_presets_that_cannot_act_say_so(overrides, note):
+    """Issue 22: a mapper preset that cannot change anything on an arch says so in one line
+    (and those that can, say nothing)."""
+    from lego_build.mapping.stage import preset_notes
+
+    cfg = compose(overrides)
+    notes = preset_notes(cfg.mapper, cfg.arch)
+    assert (notes == []) if note is None else (len(notes) == 1 and notes[0].startswith(note) and "\n" not in notes[0])

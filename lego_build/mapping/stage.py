@@ -322,6 +322,23 @@ def slice_layers(entries: list[dict], lowered_of: dict[str, Kernel], arch, mappe
 TSO = SearchKind("tso", RTML.make, slice_layers)
 
 
+def preset_notes(mapper, arch) -> list[str]:
+    """One line for each way the mapper settings cannot act on ``arch`` as their names suggest
+    (the map stage prints them and ``mapping.json`` keeps them): the search then runs, but its
+    result equals another preset's by construction, not by chance."""
+    if arch.tiling == "gemmini":
+        return [f"mapper={mapper.name}: arch.tiling=gemmini picks every tile by Gemmini's rule; mapper.mapspace and "
+                "mapper.search are not used"]
+    notes = []
+    if mapper.mapspace == "ruby-s":
+        notes.append(f"mapper.mapspace=ruby-s: arch={arch.name}'s dataflows fix the array's unrolling, whose partial "
+                     "last tile the hardware runs anyway, so Ruby-S searches PFM's space here (ruby-t and ruby "
+                     "change the temporal levels)")
+    if (mapper.mapspace, mapper.search) == ("pfm", "rtml") and mapper.name != "pfm":
+        notes.append(f"mapper={mapper.name}: mapspace pfm with search rtml is what mapper=pfm runs")
+    return notes
+
+
 def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     """Reads the workload (``analysis.json``) and the hardware the earlier stages generated:
     the array (``adg.json``) and its optimized primitive graph (``dag.json``, for the
@@ -332,7 +349,11 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
         hm = host_map(dag, cfg.arch.axi_data_bits)
         view = MemView(hm, soc_map(hm, cfg.arch.axi_data_bits), adg, cfg.arch.dram_bytes_per_cycle,
                        cfg.arch.dram_latency_cycles)
+    for note in (notes := preset_notes(cfg.mapper, cfg.arch)):
+        print(f"map: {note}")
     result = map_workload(layers_of(inputs["analysis.json"]), adg, dag.latency, cfg.arch, cfg.mapper, view)
+    if notes:
+        result["totals"]["notes"] = notes
     doc = MappingDoc(mapper=cfg.mapper.name, objective=cfg.mapper.objective, family=cfg.arch.family, **result)
     t = result["totals"]
     model = f" ({t['cycles_model']:,} by the memory system's latency model)" if "cycles_model" in t else ""

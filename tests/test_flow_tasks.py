@@ -135,3 +135,54 @@ def test_memory_error_and_interrupt_in_a_stage(tmp_path, monkeypatch, capsys):
         tasks.run_stage_action("stopped", compose(), str(tmp_path / "d"))
     assert stop.value.code == tasks.INTERRUPTED_EXIT == 130 and "stage stopped interrupted" in capsys.readouterr().err
     assert not tasks._RUNNING  # the signal handler knows no stage is running any more
+
+
+def test_first_ctrl_c_of_the_map_stage_only_ends_its_searches(monkeypatch, capsys):
+    """on_signal: during ``map`` the first SIGINT asks the searches to stop with their best
+    (lego_build.runtime.stop) and returns; the second, or any in another stage, or SIGTERM,
+    interrupts."""
+    import signal
+
+    from lego_build.runtime import stop
+
+    monkeypatch.setattr(tasks, "_RUNNING", ["map"])
+    try:
+        tasks.on_signal(signal.SIGINT, None)
+        assert stop.requested() and "Ctrl-C again abandons the build" in capsys.readouterr().err
+        with pytest.raises(KeyboardInterrupt):
+            tasks.on_signal(signal.SIGINT, None)
+        stop.clear()
+        with pytest.raises(KeyboardInterrupt):
+            tasks.on_signal(signal.SIGTERM, None)
+        monkeypatch.setattr(tasks, "_RUNNING", ["simulate"])
+        with pytest.raises(KeyboardInterrupt):
+            tasks.on_signal(signal.SIGINT, None)
+        assert not stop.requested()
+    finally:
+        stop.clear()
+
+
+def test_ctrl_c_during_map_keeps_the_best_mappings(tmp_path):
+    """A real ``doit map`` with long random searches, interrupted once: exit 0, every layer mapped
+    with the best its search had, the ones cut short marked in ``mapping.json``."""
+    import json
+    import signal
+    import subprocess
+    import time
+
+    project = make_project(tmp_path / "proj")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "doit", "-f", str(project / "dodo.py"), "map", "workload=resnet18",
+                             "arch=eyeriss", "mapper=random", "mapper.patience=1000000"],
+                            cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:  # the map task has started
+        if line.startswith(".  map:"):
+            break
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert "map: interrupted: " in out and "Ctrl-C again abandons" in err
+    layers = json.loads(next((project / "out").glob("eyeriss-resnet18-*/mapping.json")).read_text())["layers"]
+    assert all(e["status"] == "mapped" for e in layers)  # 12 distinct layers: about 2 s of search each
+    assert layers[-1]["stopped"].startswith("interrupted (Ctrl-C): the best of ")

@@ -125,3 +125,28 @@ def test_presets_that_cannot_act_say_so(overrides, note):
     cfg = compose(overrides)
     notes = preset_notes(cfg.mapper, cfg.arch)
     assert (notes == []) if note is None else (len(notes) == 1 and notes[0].startswith(note) and "\n" not in notes[0])
+
+
+def test_a_soft_stop_ends_the_search_with_its_best(tmp_path):
+    """The first Ctrl-C of a map stage (lego_build.runtime.stop) ends a search at its next
+    candidate once it has a valid one, keeping that best."""
+    from lego_build.runtime import stop
+
+    ((_, space),) = list(spaces(CASES["systolic-gemm"], tmp_path))
+    full = Exhaustive(space, "energy")
+    full.run()
+
+    class Interrupted(Exhaustive):
+        def tell(self, s, ev):
+            improved = super().tell(s, ev)
+            if sum(e["status"] == "valid" for e in self.log) == 3:
+                stop.request()  # what tasks.on_signal does on the first SIGINT of the map stage
+            return improved
+
+    search = Interrupted(space, "energy")
+    try:
+        best = search.run()
+    finally:
+        stop.clear()
+    assert search.stopped.startswith("interrupted (Ctrl-C): the best of ") and best is not None
+    assert sum(e["status"] == "valid" for e in search.log) == 3 < sum(e["status"] == "valid" for e in full.log)

@@ -226,7 +226,18 @@ def _save_traceback(stage: str) -> str:
 
 def on_signal(signum, frame) -> None:
     """SIGINT / SIGTERM handler of a build: inside a stage an interrupt unwinds to
-    :func:`run_stage_action` (rollback, exit 130); between stages the rollback happens here."""
+    :func:`run_stage_action` (rollback, exit 130); between stages the rollback happens here.
+    The first Ctrl-C (SIGINT) of the map stage only ends its searches with the best mappings
+    found so far (:mod:`lego_build.runtime.stop`); the next one abandons the build."""
+    import signal
+
+    from lego_build.runtime import stop
+
+    if _RUNNING and _RUNNING[-1] == "map" and signum == signal.SIGINT and not stop.requested():
+        stop.request()
+        print("map: Ctrl-C: each layer's search ends with the best mapping found so far; Ctrl-C again abandons "
+              "the build", file=sys.stderr, flush=True)
+        return
     if _RUNNING:
         raise KeyboardInterrupt
     fail("build interrupted; out/ is as it was before this build, run it again to finish", INTERRUPTED_EXIT)

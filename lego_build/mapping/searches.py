@@ -34,6 +34,7 @@ from lego_build.config.schema import MapperConf
 from lego_build.ir.mapping import Schedule, score
 from lego_build.mapping.mapspace import Mapspace
 from lego_build.mapping.model import Evaluation
+from lego_build.runtime import stop
 from lego_build.runtime.registry import Registry
 
 
@@ -122,6 +123,8 @@ class Search:
             elif (self.target is not None and self.best is not None
                   and self.best[1].objective(self.objective) <= self.target):
                 self.stopped = f"mapper.gap: the best is within the tolerance of the lower bound after {evaluated}"
+            elif self.best is not None and stop.requested():
+                self.stopped = f"interrupted (Ctrl-C): the best of {evaluated} candidates kept"
             if self.stopped:
                 break
         return self.best

@@ -33,6 +33,7 @@ from lego_build.mapping.mapspace import Mapspace, Rules
 from lego_build.mapping.model import Model, role
 from lego_build.mapping.ppu import ppu_costs, ppu_totals
 from lego_build.mapping.searches import RTML, SEARCHES, SearchKind
+from lego_build.runtime import stop
 from lego_build.runtime.progress import Progress
 
 
@@ -351,7 +352,15 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
                        cfg.arch.dram_latency_cycles)
     for note in (notes := preset_notes(cfg.mapper, cfg.arch)):
         print(f"map: {note}")
-    result = map_workload(layers_of(inputs["analysis.json"]), adg, dag.latency, cfg.arch, cfg.mapper, view)
+    try:
+        result = map_workload(layers_of(inputs["analysis.json"]), adg, dag.latency, cfg.arch, cfg.mapper, view)
+    finally:
+        interrupted = stop.requested()
+        stop.clear()  # a later stage's Ctrl-C abandons the build again
+    if interrupted:
+        cut = sum(1 for e in result["layers"] if e.get("stopped", "").startswith("interrupted"))
+        print(f"map: interrupted: {cut} layer searches ended early with their best mappings (mapping.json "
+              "'stopped'); the build goes on with them")
     if notes:
         result["totals"]["notes"] = notes
     doc = MappingDoc(mapper=cfg.mapper.name, objective=cfg.mapper.objective, family=cfg.arch.family, **result)

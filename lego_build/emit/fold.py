@@ -53,6 +53,7 @@ class Banks:
     unused: list  # (bits, width) that no logic reads
     df: object = None  # the running dataflow's select (``dfsel``)
     cut: dict = field(default_factory=dict)  # (signal, width) -> its low bits as a wire
+    df_used: bool = False  # some bank select depends on the dataflow
 
     def logical(self, sig, bits: int):
         """``sig`` (the address generators' width) cut to ``bits``, the rest marked unused."""
@@ -72,6 +73,7 @@ class Banks:
             groups.setdefault(key, (make, []))[1].append(d)
         order = list(groups.values())
         expr = order[-1][0]()
+        self.df_used |= len(order) > 1
         for make, dfs in reversed(order[:-1]):
             expr = Mux(df_is(self.df, dfs, self.hm.df_bits), make(), expr)
         return expr

@@ -95,11 +95,14 @@ def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
         if n.kind in out_port:
             signal[(n.name, out_port[n.kind])] = m.Wire(f"{n.name}_{out_port[n.kind]}", n.width)
 
+    df_read: list = []  # delay blocks clocked per dataflow (they read the dataflow select)
+
     def shift_register(name, src, width, depth, enable):
         """A delay block (seed 004 fig. 5-2); with ``enable`` clocked only in those dataflows."""
         regs = [m.Reg(f"{name}_{i}", width) for i in range(depth)]
         shift = [r(prev) for r, prev in zip(regs, [src] + regs[:-1])]
         if enable:  # power gating: clocked only in the dataflows that use this link
+            df_read.append(name)
             cond = df_is(signal[("dfsel", "sel")], [hm.dataflows.index(df) for df in enable], hm.df_bits)
             shift = [If(cond)(*shift)]
         m.Always(Posedge(clk))(*shift)
@@ -284,6 +287,10 @@ def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
         used = max(hm.lanes[t] * hm.operand_bits for t in range(nin) if hm.rows_of(t) > j)
         if used < hm.in_row_bits:
             unused.append((dma_row[j * hm.in_row_bits + used:(j + 1) * hm.in_row_bits], hm.in_row_bits - used))
+    if ("dfsel", "sel") in signal and not (df_read or any(e.src == "dfsel" for e in dag.edges)
+                                           or (folded and banks.df_used)):
+        # every dataflow reads its own ports (arch.broadcast=ports) and needs no select in the array
+        unused.append((signal[("dfsel", "sel")], hm.df_bits))
     if unused:  # Verilator's lint ignores signals named *unused*
         bits = m.Wire("unused_addr_bits", sum(w for _, w in unused))
         m.Assign(bits(Cat(*[s for s, _ in unused])))

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from math import ceil, log2
 
-from lego_build.fulang.kinds import FUS
 from lego_build.errors import StageError
+from lego_build.fulang.kinds import FUS
 from lego_build.ir.adg import ADG
 from lego_build.ir.dag import DAG, BufferSpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, Node, PortSpec, TensorSpec
 

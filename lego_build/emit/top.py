@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
 
-from lego_build.fulang.kinds import FUS
 from lego_build.backend.interface import HostMap, host_map
 from lego_build.emit.ctrl import mk_ctrl
 from lego_build.emit.fold import Banks, df_is, fold_input, fold_output
+from lego_build.fulang.kinds import FUS
 from lego_build.ir.dag import DAG, DelaySpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, PortSpec
 from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_bank_rows, mk_fifo, mk_mac, mk_ppu, mk_table
 from rtl_templates_free.primitives import PPU_TABLE

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lego_build.fulang.kinds import FUS
 from lego_build.backend.passes import Pass
 from lego_build.config.schema import OptimizerConf
+from lego_build.fulang.kinds import FUS
 from lego_build.ir.dag import DAG, MulSpec, Node
 
 

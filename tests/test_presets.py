@@ -78,3 +78,19 @@ def test_lego_mnicoc_folds_the_banks_its_dataflows_leave_idle(tmp_path):
     assert {k for k, g in fold.items() if g == 16} == {("X", "mn"), ("X", "icoc"), ("W", "mn"), ("Y", "icoc")}
     assert fold[("X", "ohow")] == fold[("Y", "mn")] == fold[("Y", "ohow")] == fold[("W", "icoc")] == 1
     assert len(re.findall(r"\breg \[4-1:0\] rd_X_\d+_slice_q\b", top)) == 16
+
+
+@pytest.mark.parametrize("net", ["resnet18", "resnet50"])
+def test_eyeriss_ruby_maps_every_resnet_layer_on_its_replicated_forms(tmp_path, net):
+    """Issue 22: with its replicated row-stationary forms (and their stride-2 twins) eyeriss_ruby
+    maps every ResNet layer (KH-OH alone left the 7 stride-2 convs of ResNet-18 unmappable and
+    used 3 of 12 rows on 3x3 filters); under EDP the modelled utilization, counted in the
+    mapper's cycles (DRAM included), reaches 80 % (ResNet-50 was 13 %: 191 M cycles)."""
+    cfg = compose(["arch=eyeriss_ruby", f"workload={net}", "mapper.objective=edp"])
+    for stage in ("analyze", "graph", "optimize", "map"):
+        run_stage(stage, cfg, tmp_path)
+    doc = read_artifact(tmp_path, "mapping.json")
+    t = doc.totals
+    assert t["layers_unmappable"] == 0 and all(e["status"] == "mapped" for e in doc.layers)
+    assert t["macs"] / (t["cycles"] * 168) >= 0.80
+    assert {e["dataflow"] for e in doc.layers} - {"khoh"}  # the replicated forms are used

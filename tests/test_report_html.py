@@ -36,8 +36,9 @@ def page(design) -> str:
     return render_html(design[1])
 
 
-#: a design with unmappable layers (stride-2 convs on a KH-OH array planned for stride 1 only, which
-#: eyeriss_ruby is; eyeriss carries a stride-2 dataflow) and simulated tiles incl. an edge tile
+#: a design with unmappable layers (stride-2 convs on a KH-OH array planned for stride 1 only: eyeriss_ruby
+#: cut to its first dataflow; the preset carries stride-2 and replicated forms) and simulated tiles incl. an
+#: edge tile
 PARTIAL = ["workload=resnet18", "arch=eyeriss_ruby", "arch.rows=3", "arch.cols=4", "target.tile_steps=2000",
            "target.data=[random,min]"]
 
@@ -45,6 +46,7 @@ PARTIAL = ["workload=resnet18", "arch=eyeriss_ruby", "arch.rows=3", "arch.cols=4
 @pytest.fixture(scope="module")
 def partial(tmp_path_factory) -> tuple[dict, Path]:
     cfg = compose(PARTIAL)
+    cfg.arch.dataflows = {"khoh": cfg.arch.dataflows["khoh"]}  # composed configs are plain dataclasses
     out = tmp_path_factory.mktemp("report_partial") / design_id(cfg)
     run_all(cfg, out)
     return json.loads((out / "summary.json").read_text()), out

@@ -54,7 +54,6 @@ def lower_bound(m: Model) -> Bound:
     """The lower bound of the module docstring for ``m``'s kernel and hierarchy."""
     k, h = m.kernel, m.h
     bounds = [d.bound for d in k.dims]
-    top = len(h.levels) - 1
     acc: dict[tuple[int, str], list[float]] = {}
 
     def add(level: int, tname: str, reads: float, writes: float) -> None:
@@ -82,23 +81,8 @@ def lower_bound(m: Model) -> Bound:
     breakdown = [("mac", "mac", macs * h.mac_pj)]
     traffic = [0.0] * len(h.levels)
     for (lvl, tname), (reads, writes) in sorted(acc.items()):
-        lv, t = h.levels[lvl], k.tensor(tname)
-        r_bits, w_bits = reads * t.bits, writes * t.bits
-        if lvl == top and t.role == "out":
-            w_bits = min(writes, t.size) * m.final_bits + max(0.0, writes - t.size) * t.bits
-        if lv.per_pe:
-            pj = (reads * lv.read_pj + writes * lv.write_pj) * ceil(t.bits / lv.width_bits)
-        else:
-            pj = (r_bits * lv.read_pj + w_bits * lv.write_pj) / lv.width_bits
-        breakdown.append((lv.name, m.roles[tname], pj))
-        traffic[lvl] += r_bits + w_bits
-    overlap, serial = float(ceil(macs / h.pes) + m.tile_overhead), 0.0  # at least one controller run
-    for lvl, lv in enumerate(h.levels):
-        if lv.bandwidth_bits is None:
-            continue
-        c = traffic[lvl] / (lv.bandwidth_bits * (h.pes if lv.per_pe else 1))
-        if lv.double_buffered:
-            overlap = max(overlap, c)
-        else:
-            serial += c
-    return Bound(sum(pj for *_, pj in breakdown), ceil(overlap + serial), tuple(breakdown))
+        pj, bits = m.price(lvl, tname, reads, writes)  # priced as the model prices them
+        breakdown.append((h.levels[lvl].name, m.roles[tname], pj))
+        traffic[lvl] += bits
+    cycles, _ = m.roofline(ceil(macs / h.pes) + m.tile_overhead, traffic)  # at least one controller run
+    return Bound(sum(pj for *_, pj in breakdown), cycles, tuple(breakdown))

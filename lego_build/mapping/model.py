@@ -223,29 +223,45 @@ class Model:
                     if child != MAC:
                         add(child, t.name, 0.0, fills)
         # ---- energy
-        top = len(h.levels) - 1
         breakdown = [("mac", "mac", macs * h.mac_pj)]
         accesses = []
         traffic = [0.0] * len(h.levels)
         for (m, tname), (reads, writes) in sorted(acc.items()):
-            lv, t = h.levels[m], k.tensor(tname)
-            r_bits, w_bits = reads * t.bits, writes * t.bits
-            if m == top and t.role == "out":
-                w_bits = min(writes, t.size) * self.final_bits + max(0.0, writes - t.size) * t.bits
-            if lv.per_pe:  # a register file moves one word per access
-                per = ceil(t.bits / lv.width_bits)
-                pj = (reads * lv.read_pj + writes * lv.write_pj) * per
-            else:  # a shared memory packs words into its port
-                pj = (r_bits * lv.read_pj + w_bits * lv.write_pj) / lv.width_bits
-            breakdown.append((lv.name, self.roles[tname], pj))
-            accesses.append((lv.name, self.roles[tname], reads, writes))
-            traffic[m] += r_bits + w_bits
+            pj, bits = self.price(m, tname, reads, writes)
+            breakdown.append((h.levels[m].name, self.roles[tname], pj))
+            accesses.append((h.levels[m].name, self.roles[tname], reads, writes))
+            traffic[m] += bits
         for tname, words in sorted(network.items()):
             breakdown.append(("network", self.roles[tname], words * k.tensor(tname).bits / 16 * h.hop_pj))
         # ---- latency
         tiles = prod(iters[d][0] for d in self.dims)  # iterations of the outermost level: one controller run each
         steps = prod(tilings[d].cycles() for d in self.dims)
         compute = steps + tiles * self.tile_overhead
+        cycles, level_cycles = self.roofline(compute, traffic)
+        return Evaluation(
+            valid=True, energy_pj=sum(pj for *_, pj in breakdown), breakdown=tuple(breakdown),
+            accesses=tuple(accesses), compute_cycles=compute, level_cycles=tuple(level_cycles), cycles=cycles,
+            utilization=macs / (steps * h.pes), tilings=tuple(sorted(tilings.items())),
+        )
+
+    def price(self, m: int, tname: str, reads: float, writes: float) -> tuple[float, float]:
+        """(pJ, bits moved) of ``reads`` and ``writes`` of tensor ``tname``'s words at level ``m``: a
+        per-PE register file moves one word per access, a shared memory packs words into its port;
+        DRAM takes an output's first write of each element at the operand width."""
+        lv, t = self.h.levels[m], self.kernel.tensor(tname)
+        r_bits, w_bits = reads * t.bits, writes * t.bits
+        if m == len(self.h.levels) - 1 and t.role == "out":
+            w_bits = min(writes, t.size) * self.final_bits + max(0.0, writes - t.size) * t.bits
+        if lv.per_pe:
+            pj = (reads * lv.read_pj + writes * lv.write_pj) * ceil(t.bits / lv.width_bits)
+        else:
+            pj = (r_bits * lv.read_pj + w_bits * lv.write_pj) / lv.width_bits
+        return pj, r_bits + w_bits
+
+    def roofline(self, compute: float, traffic: list[float]) -> tuple[int, list[tuple[str, float]]]:
+        """Cycles of ``compute`` steps against each level's ``traffic`` (bits) over its bandwidth
+        (§5.2): double-buffered levels overlap compute, the others add to it; and per level."""
+        h = self.h
         level_cycles, overlap, serial = [], float(compute), 0.0
         for m, lv in enumerate(h.levels):
             if lv.bandwidth_bits is None:
@@ -256,12 +272,7 @@ class Model:
                 overlap = max(overlap, c)
             else:
                 serial += c
-        cycles = ceil(overlap + serial)
-        return Evaluation(
-            valid=True, energy_pj=sum(pj for *_, pj in breakdown), breakdown=tuple(breakdown),
-            accesses=tuple(accesses), compute_cycles=compute, level_cycles=tuple(level_cycles), cycles=cycles,
-            utilization=macs / (steps * h.pes), tilings=tuple(sorted(tilings.items())),
-        )
+        return ceil(overlap + serial), level_cycles
 
     def overflow(self, s: Schedule, full: dict[str, tuple[int, ...]] | None = None) -> Evaluation | None:
         """The rejection of a schedule whose tiles do not fit (None when they all fit). The answer

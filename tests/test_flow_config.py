@@ -13,7 +13,7 @@ def test_compose_defaults():
     assert isinstance(cfg, LegoConfig)
     assert cfg.workload.name == "gemm"
     assert cfg.arch.name == "systolic"
-    assert cfg.mapper.name == "pfm"
+    assert cfg.mapper.name == "ruby_s"
     assert cfg.optimizer.name == "lego"
     assert cfg.target.name == "verilator"
     assert (cfg.workload.M, cfg.workload.N, cfg.workload.K) == (16, 16, 16)

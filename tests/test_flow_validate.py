@@ -8,6 +8,9 @@ from lego_build.flow.validate import validate
     (["arch.dataflows.main.spatial=[m,q]"], "arch.dataflows.main.spatial[1]: dim 'q' is not a dim"),
     (["arch.family=conv2d"], "arch.dataflows.main.spatial[0]: dim 'm' is not a dim of this family"),
     (["arch.dataflows.main.spatial=[m,'n:8,b:2']"], "extents multiply to 16, but the axis has 4 FUs"),
+    # issue 22: a replicated row-stationary form larger than Eyeriss's 12 rows
+    (["arch=eyeriss_ruby", "arch.dataflows.khic_oh.spatial=['kh:3,ic:5',oh]"],
+     "arch.dataflows.khic_oh.spatial[0]='kh:3,ic:5': extents multiply to 15, but the axis has 12 FUs"),
     (["arch.dataflows.main.spatial=[m,n]", "arch.dataflows.main.temporal=[b,m,k]"],
      "arch.dataflows.main.temporal: dim 'n' has no loop"),
     (["arch.dataflows.main.temporal=[b,m,n,k,k]"], "arch.dataflows.main.temporal: dim 'k' needs exactly one loop without a trip count"),

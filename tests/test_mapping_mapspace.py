@@ -126,3 +126,27 @@ def test_bad_inputs():
         Level("pipeline", 2)
     with pytest.raises(ValueError):
         best_tiling(10, FIG5, "ruby").utilization(0)
+
+
+@pytest.mark.parametrize("space, ic, reason", [
+    ("pfm", 64, "mapper.mapspace=pfm: ic = 64 is not a multiple of the 12 the array unrolls under dataflow ic_ohoc"),
+    ("ruby-t", 64, "mapper.mapspace=ruby-t: ic = 64"),
+    ("pfm", 48, ""),  # 4 full steps of 12 rows
+    ("pfm", 8, ""),  # fewer channels than rows: P = R = 8, a perfect factor on part of the axis
+    ("ruby-s", 64, ""),  # 5 steps of 12 rows and a last one of 4: Ruby-S's remainder
+    ("ruby", 64, ""),
+])
+def test_a_fixed_unrolling_with_a_remainder_is_outside_pfm(space, ic, reason):
+    """Issue 22 / seed 002 §III: the generated array runs a partial last spatial tile; that tile
+    is in Ruby-S's space, not PFM's (nor Ruby-T's, remainders at temporal levels only)."""
+    from lego_build import compose
+    from lego_build.analysis.kernels import conv2d
+    from lego_build.mapping.hierarchy import from_conf
+    from lego_build.mapping.mapspace import Mapspace, Rules
+    from lego_build.mapping.model import Model
+
+    arch = compose(["arch=eyeriss_ruby"]).arch
+    kernel = conv2d(1, ic, 64, 56, 56, 1, 1, bits=16)  # a ResNet-50 1x1 layer
+    ms = Mapspace(Model(kernel, from_conf(arch), 16), space, Rules(spatial=((("ic", 12),), (("oc", 2), ("oh", 7)))))
+    got = ms.remainder_reason("ic_ohoc")
+    assert got.startswith(reason) if reason else got == ""

@@ -99,12 +99,16 @@ def test_ruby_s_contains_pfm_and_reproduces_the_alexnet_layer2_unrollings():
     assert re.energy_pj * re.cycles < pe.energy_pj * pe.cycles
 
 
-def test_a_fixed_unrolling_may_run_a_partial_tile_even_in_pfm():
-    """A generated array's unrolling is its dataflow's: a 10-row layer on 4 rows pads the last tile."""
+def test_a_fixed_unrolling_runs_a_partial_tile_in_ruby_s_not_in_pfm():
+    """A generated array's unrolling is its dataflow's: a 10-row layer on 4 rows pads the last
+    tile, which Ruby-S's space holds (seed 002: remainders at spatial levels) and PFM's not."""
     k = gemm(10, 4, 8, bits=16, acc_bits=16)
     h = Hierarchy("t", (MemLevel("l1", 4096, ALL, 6, 6, 16), MemLevel("dram", None, ALL, 200, 200, 16)),
                   4, 4, 0.075, 0.035)
-    ms = Mapspace(Model(k, h), "pfm", Rules(spatial=((("m", 4),), (("n", 4),))))
-    s, ev = Rtml(ms, "energy").run()
+    rules = Rules(spatial=((("m", 4),), (("n", 4),)))
+    s, ev = Rtml(Mapspace(Model(k, h), "ruby-s", rules), "energy").run()
     assert s.spatial == ((("m", 4),), (("n", 4),)) and ev.compute_cycles == 3 * 8
+    assert Mapspace(Model(k, h), "pfm", rules).remainder_reason() == (
+        "mapper.mapspace=pfm: m = 10 is not a multiple of the 4 the array unrolls (its partial last tile is in "
+        "Ruby-S's space: mapper=ruby_s)")
     assert Mapspace(Model(k, h), "pfm", Rules(axes=(("m",), ("n",)))).spatial_options()[0][0] == (("m", 2),)

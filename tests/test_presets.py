@@ -94,3 +94,26 @@ def test_eyeriss_ruby_maps_every_resnet_layer_on_its_replicated_forms(tmp_path, 
     assert t["layers_unmappable"] == 0 and all(e["status"] == "mapped" for e in doc.layers)
     assert t["macs"] / (t["cycles"] * 168) >= 0.80
     assert {e["dataflow"] for e in doc.layers} - {"khoh"}  # the replicated forms are used
+
+
+def test_ruby_s_beats_pfm_on_eyeriss_ruby_in_the_flow(tmp_path):
+    """Issue 22 acceptance 4 (seed 002 §V: Ruby-S -14 % EDP on ResNet-50): ``doit map
+    arch=eyeriss_ruby workload=resnet50 mapper=ruby_s`` against ``mapper=pfm`` under EDP. PFM
+    never uses a dataflow whose unrolling leaves a partial last tile (a dim larger than the
+    unrolling and not a multiple of it); Ruby-S runs the 12-row ``ic`` form on 1x1 layers."""
+    docs = {}
+    for mapper in ("pfm", "ruby_s"):
+        cfg = compose(["arch=eyeriss_ruby", "workload=resnet50", f"mapper={mapper}", "mapper.objective=edp"])
+        for stage in ("analyze", "graph", "optimize", "map"):
+            run_stage(stage, cfg, tmp_path / mapper)
+        docs[mapper] = read_artifact(tmp_path / mapper, "mapping.json")
+    adg = read_artifact(tmp_path / "pfm", "adg.json")
+    axes = {df.name: [f for axis in df.axes for f in axis] for df in adg.dataflows}
+    for e in docs["pfm"].layers:
+        assert e["status"] == "mapped"
+        assert all(e["dims"][d] <= f or e["dims"][d] % f == 0 for d, f in axes[e["dataflow"]]), e["name"]
+    remainders = [e for e in docs["ruby_s"].layers
+                  if any(e["dims"][d] > f and e["dims"][d] % f for d, f in axes[e["dataflow"]])]
+    assert any(e["dataflow"] == "ic_ohoc" and e["dims"]["kh"] == 1 for e in remainders)
+    edp = {m: d.totals["energy_pj"] * d.totals["cycles"] for m, d in docs.items()}
+    assert edp["ruby_s"] < 0.9 * edp["pfm"]

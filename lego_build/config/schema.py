@@ -449,8 +449,9 @@ class MapperConf:
 
     ``mapspace``: ``pfm`` (perfect factors), ``ruby-s`` / ``ruby-t`` / ``ruby`` (a
     partial last tile at spatial / temporal / all levels, seed 002). On a generated
-    array the spatial unrolling is the dataflow's, whose address generators already
-    run a partial last tile (idle FUs), so the mapspace governs the temporal levels.
+    array the spatial unrolling is the dataflow's; its address generators run a partial
+    last tile (idle FUs), which is Ruby-S's (the default preset), so ``pfm`` and ``ruby-t``
+    leave a dataflow unused for a layer whose dim it would split with a remainder.
     ``search``: ``rtml`` (seed 000 pruned), ``random`` (Timeloop-style: stops after
     ``patience`` non-improving valid mappings; ``seed``), ``exhaustive`` (small layers).
     ``gap``: stop a layer's search once its best is within this fraction of the layer's
@@ -458,9 +459,9 @@ class MapperConf:
     candidates per layer and dataflow (both unset: the search runs to its own end).
     """
 
-    name: str = "pfm"
+    name: str = "ruby_s"
     objective: str = "energy"
-    mapspace: str = "pfm"
+    mapspace: str = "ruby-s"
     search: str = "rtml"
     patience: int = 300
     seed: int = 0

@@ -37,10 +37,27 @@ class Mapspace:
         self.dims = model.dims
         self.bound = model.bound
         self.top = self.n_levels - 1
-        # a fixed (hardware) unrolling runs a partial last tile whatever the space: the space governs the rest
-        self.effective = {"pfm": "ruby-s", "ruby-t": "ruby"}.get(space, space) if rules.spatial else space
 
     # ------------------------------------------------------------------ spatial
+    def remainder_reason(self, dataflow: str = "") -> str:
+        """Why the hardware's fixed unrolling is outside this space ('' if it is not).
+
+        Seed 002 §III: PFM (and Ruby-T) factor every spatial level perfectly, so a dim larger
+        than the array's unrolling of it must be a multiple of it; a smaller one fills part of
+        the axis (``P = R = D``). The generated array runs the partial last spatial tile either
+        way: that tile is Ruby-S's (and Ruby's), not PFM's.
+        """
+        if self.rules.spatial is None or imperfect_allowed(self.space, "spatial"):
+            return ""
+        for axis in self.rules.spatial:
+            for d, f in axis:
+                D = self.bound.get(d, 1)
+                if D > f and D % f:
+                    return (f"mapper.mapspace={self.space}: {d} = {D} is not a multiple of the {f} the array unrolls "
+                            f"{'under dataflow ' + dataflow + ' ' if dataflow else ''}(its partial last tile is in "
+                            "Ruby-S's space: mapper=ruby_s)")
+        return ""
+
     def spatial_options(self) -> list[tuple[tuple[tuple[str, int], ...], ...]]:
         if self.rules.spatial is not None:
             return [self.rules.spatial]
@@ -85,7 +102,7 @@ class Mapspace:
         s = Schedule(tuple(((dim, spatial[dim][a]),) if spatial.get(dim, (1, 1))[a] > 1 else () for a in (0, 1)),
                      ((dim, tiles),), ())
         tiling = dim_tiling(self.bound[dim], self.m.factors(s, dim), self.m.kinds)
-        return tiling.size == self.bound[dim] and tiling.in_space(self.effective)
+        return tiling.size == self.bound[dim] and tiling.in_space(self.space)
 
     def level_options(self, dim: str, level: int, inner: tuple[int, ...], sp: dict[str, tuple[int, int]]) -> tuple[int, ...]:
         """Factors of ``dim`` at temporal ``level`` given the factors of the levels inside it."""
@@ -96,7 +113,7 @@ class Mapspace:
             D, below = ceil(self.bound[dim] / spatial), prod(inner)
         else:
             D, below = self.bound[dim], prod(inner) * spatial
-        imperfect = self.effective != "pfm"
+        imperfect = self.space != "pfm"
         out = sorted({1} | {ceil(e / below) for e in useful(D, imperfect) if e >= below})
         return tuple(p for p in out if self.chain_ok(dim, sp, inner + (p,)))
 

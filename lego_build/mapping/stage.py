@@ -137,6 +137,8 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
     ``cycles_model``; the energy objective does not time (the model walks every tile, seconds
     for a big layer on a small array)."""
     space = layer_space(kernel, adg, dataflow, arch, mapper, latency)
+    if reason := space.remainder_reason(dataflow.name):
+        return {"status": "unmappable", "reason": reason}
     bound = lower_bound(space.m)
     if arch.tiling == "gemmini":
         search = GemminiTiling(space, mapper.objective, dim=arch.rows)
@@ -331,10 +333,6 @@ def preset_notes(mapper, arch) -> list[str]:
         return [f"mapper={mapper.name}: arch.tiling=gemmini picks every tile by Gemmini's rule; mapper.mapspace and "
                 "mapper.search are not used"]
     notes = []
-    if mapper.mapspace == "ruby-s":
-        notes.append(f"mapper.mapspace=ruby-s: arch={arch.name}'s dataflows fix the array's unrolling, whose partial "
-                     "last tile the hardware runs anyway, so Ruby-S searches PFM's space here (ruby-t and ruby "
-                     "change the temporal levels)")
     if (mapper.mapspace, mapper.search) == ("pfm", "rtml") and mapper.name != "pfm":
         notes.append(f"mapper={mapper.name}: mapspace pfm with search rtml is what mapper=pfm runs")
     return notes

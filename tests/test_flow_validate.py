@@ -17,6 +17,13 @@ from lego_build.flow.validate import validate
     (["arch.dataflows.main.spatial=[m]"], "one entry per array axis"),
     (["arch.dataflows.main.spatial=[]", "arch.dataflows.main.interstellar=C|Q"], "cannot read 'Q'"),
     (["workload=onnx", "workload.path=missing.onnx"], "workload.path=missing.onnx"),
+    # issue 22: a searched unrolling needs model-only levels and the dims each axis may unroll
+    (["mapper.unroll=search"], "mapper.unroll=search: arch=systolic has no arch.memory"),
+    (["mapper.unroll=rows"], "mapper.unroll='rows': must be one of dataflows, search"),
+    (["arch=eyeriss_ruby", "mapper.unroll=search", "arch.unroll.axes=[]", "arch.unroll.required=[]"],
+     "mapper.unroll=search: arch.unroll.axes is empty on arch=eyeriss_ruby"),
+    (["arch=eyeriss_ruby", "arch.unroll.axes=[[kh,q],[oh]]"], "arch.unroll.axes[0]: dim 'q' is not a dim"),
+    (["arch=eyeriss_ruby", "arch.unroll.required=[ow]"], "arch.unroll.required: dim 'ow' is on no axis"),
 ])
 def test_cross_group_errors_name_the_key(overrides, key):
     with pytest.raises(ConfigError) as err:

@@ -50,3 +50,46 @@ def test_an_energy_tie_goes_to_fewer_cycles(tmp_path):
     layers = {e["name"]: e for e in _map(tmp_path, [*GEMM_WS, "workload=mobilenetv2"]).layers}
     dw = layers["features.1.conv.0.0"]
     assert dw["tile"]["m"] > 1 and dw["cycles"] < 1.1 * dw["steps"], (dw["tile"], dw["cycles"], dw["steps"])
+
+
+def test_a_searched_unrolling_on_eyeriss_ruby(tmp_path):
+    """Issue 22 item 1 (``mapper.unroll=search``, seed 002 §V): on eyeriss_ruby's model-only levels
+    each ResNet-18 layer's unrolling is searched over KH, IC on the 12 rows and OH, OC on the 14
+    columns (KH and OH always unrolled): PFM's factors divide the dims, Ruby-S's may leave a
+    partial last tile and its network EDP is lower; a layer named with one of the array's
+    dataflows has that dataflow's unrolling (clipped to the dims), the others are model only,
+    and the simulator refuses to run them as a whole network."""
+    from lego_build.errors import InputError
+    from lego_build.sim.stage import runnable, scope_layers
+
+    docs = {m: _map(tmp_path / m, ["arch=eyeriss_ruby", "workload=resnet18", f"mapper={m}", "mapper.objective=edp",
+                                   "mapper.unroll=search"]) for m in ("pfm", "ruby_s")}
+    adg = read_artifact(tmp_path / "pfm", "adg.json")
+    axes = {df.name: df.axes for df in adg.dataflows}
+    remainder = 0
+    for m, doc in docs.items():
+        assert doc.totals["layers_unmappable"] == 0
+        for e in doc.layers:
+            unroll = [dict((d, int(f)) for d, f in (p.split(":") for p in axis.split(",") if p))
+                      for axis in e["unrolling"].split(" | ")]
+            f = {d: v for axis in unroll for d, v in axis.items()}
+            assert all(d in ("kh", "ic") for d in unroll[0]), e["unrolling"]
+            assert all(d in ("oh", "oc") for d in unroll[1])
+            assert (e["dims"]["oh"] == 1 or "oh" in f) and (e["dims"]["kh"] == 1 or "kh" in f)
+            assert e["utilization"] <= 1
+            rem = any(e["dims"][d] % v for d, v in f.items())
+            assert not (m == "pfm" and rem), (e["name"], e["unrolling"])
+            remainder += rem
+            if e["dataflow"]:
+                hw = [{d: min(x, e["dims"][d]) for d, x in axis if min(x, e["dims"][d]) > 1}
+                      for axis in axes[e["dataflow"]]]
+                assert hw == [{d: v for d, v in axis.items() if v > 1} for axis in unroll], (e["name"], e["dataflow"])
+        assert doc.totals["model_only"] == sum(e["count"] for e in doc.layers if not e["dataflow"])
+    assert remainder  # Ruby-S uses its remainders
+    edp = {m: d.totals["energy_pj"] * d.totals["cycles"] for m, d in docs.items()}
+    assert edp["ruby_s"] < edp["pfm"]
+    doc = docs["ruby_s"]
+    assert 0 < len(runnable(doc, adg)) < len(doc.layers)
+    cfg = compose(["arch=eyeriss_ruby", "workload=resnet18", "mapper.unroll=search", "target.scope=network"])
+    with pytest.raises(InputError, match=r"^target.scope=network: layer \S+ \(\d+ in all\) takes an unrolling none"):
+        scope_layers(cfg, doc, [], adg)

@@ -18,7 +18,7 @@ from omegaconf import MISSING
 
 from lego_build.errors import ConfigError
 from lego_build.ir.families import FAMILIES
-from lego_build.ir.mapping import MAPSPACES, OBJECTIVES, TILINGS
+from lego_build.ir.mapping import MAPSPACES, OBJECTIVES, TILINGS, UNROLLS
 from lego_build.ir.testdata import GENERATED, PATTERNS
 
 
@@ -350,6 +350,17 @@ class DataflowConf:
 
 
 @dataclass
+class UnrollConf:
+    """What a searched unrolling may use (``mapper.unroll=search``, issue 22): the dims each
+    array axis may unroll (rows, then cols, e.g. row stationary ``[[kh, ic], [oh, oc]]``) and
+    the dims it must unroll whenever a layer has them (``[kh, oh]``: filter rows on the rows,
+    output rows on the columns)."""
+
+    axes: List[List[str]] = field(default_factory=list)
+    required: List[str] = field(default_factory=list)
+
+
+@dataclass
 class ArchConf:
     """A 2-D FU array and its spatial dataflows (several make a switchable design).
 
@@ -393,6 +404,7 @@ class ArchConf:
     energy: EnergyConf = field(default_factory=EnergyConf)
     memory: List[MemLevelConf] = field(default_factory=list)  # cost-model levels; empty: the generated array's own
     multicore: Optional[MulticoreConf] = None  # a multicore NPU for mapper=tso (arch=nmp)
+    unroll: UnrollConf = field(default_factory=UnrollConf)  # what mapper.unroll=search may unroll
 
     def __post_init__(self) -> None:
         _check_memory(self.memory)
@@ -457,6 +469,8 @@ class MapperConf:
     ``gap``: stop a layer's search once its best is within this fraction of the layer's
     lower bound (lego_build.mapping.bounds; e.g. 0.05), ``budget``: at most this many
     candidates per layer and dataflow (both unset: the search runs to its own end).
+    ``unroll``: ``dataflows`` (the array's, which the RTL runs) or ``search`` (the unrolling
+    searched over ``arch.unroll`` on the model-only levels of ``arch.memory``; seed 002 §V).
     """
 
     name: str = "ruby_s"
@@ -472,6 +486,7 @@ class MapperConf:
     jobs: int = 1  # processes exploring the convs in parallel
     gap: Optional[float] = None
     budget: Optional[int] = None
+    unroll: str = "dataflows"
 
     def __post_init__(self) -> None:
         if self.gap is not None and not 0 < self.gap < 1:
@@ -482,6 +497,7 @@ class MapperConf:
                               "a positive integer; leave it unset for no limit")
         _choice("mapper", "objective", self.objective, tuple(OBJECTIVES))
         _choice("mapper", "mapspace", self.mapspace, tuple(MAPSPACES))
+        _choice("mapper", "unroll", self.unroll, tuple(UNROLLS))
         _choice("mapper", "partition", self.partition, ("auto", "KS", "KS&OFM", "OFM"))
         _choice("mapper", "schedule", self.schedule, ("auto", "IS", "OS", "WS"))
         _positive("mapper", self, "patience", "jobs")

@@ -80,6 +80,7 @@ def validate(cfg: LegoConfig):
     _check_widths(cfg, workload)
     if cfg.target.simulate and "file" in cfg.target.data:
         _check_data_file(cfg.target.data_file)
+    _check_unroll(cfg)
     if cfg.mapper.search == "tso" and cfg.arch.multicore is None:
         raise ConfigError(f"mapper.search=tso: arch={cfg.arch.name} has no arch.multicore; use arch=nmp")
     if cfg.mapper.search == "tso" and cfg.arch.family != "conv2d":
@@ -87,6 +88,33 @@ def validate(cfg: LegoConfig):
                           f"not {cfg.arch.family}")
     _check_tools(cfg)
     return workload
+
+
+def _check_unroll(cfg: LegoConfig) -> None:
+    """``mapper.unroll=search`` costs a searched unrolling on model-only levels: it needs them
+    (``arch.memory``) and the dims each axis may unroll (``arch.unroll.axes``, family dims)."""
+    from lego_build.analysis.lowering import FAMILY_DIMS
+
+    arch, dims = cfg.arch, FAMILY_DIMS[cfg.arch.family]
+    for j, axis in enumerate(arch.unroll.axes):
+        for d in axis:
+            if d not in dims:
+                raise ConfigError(f"arch.unroll.axes[{j}]: dim {d!r} is not a dim of arch.family={arch.family}; "
+                                  f"use some of {', '.join(dims)}")
+    if len(arch.unroll.axes) > 2:
+        raise ConfigError(f"arch.unroll.axes: {len(arch.unroll.axes)} axes; the array has two (rows, cols)")
+    bad = next((d for d in arch.unroll.required if not any(d in axis for axis in arch.unroll.axes)), None)
+    if bad:
+        raise ConfigError(f"arch.unroll.required: dim {bad!r} is on no axis of arch.unroll.axes; add it to one")
+    if cfg.mapper.unroll != "search":
+        return
+    if not arch.memory:
+        raise ConfigError(f"mapper.unroll=search: arch={arch.name} has no arch.memory, the model-only levels a "
+                          "searched unrolling is costed on; use mapper.unroll=dataflows or an arch with them "
+                          "(e.g. arch=eyeriss_ruby)")
+    if not any(arch.unroll.axes):
+        raise ConfigError(f"mapper.unroll=search: arch.unroll.axes is empty on arch={arch.name}; give the dims "
+                          "each array axis may unroll, e.g. arch.unroll.axes=[[kh,ic],[oh,oc]]")
 
 
 def _check_widths(cfg: LegoConfig, workload) -> None:

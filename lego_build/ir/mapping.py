@@ -120,15 +120,21 @@ OBJECTIVES: dict[str, Callable[[float, float], float]] = {
     "edp": _edp,
 }
 
-#: ``mapper.mapspace`` (seed 002 §3): the level kinds that may carry a partial last tile
-#: (a remainder ``R < P``): ``pfm`` none (perfect factors), ``ruby-s`` the spatial levels,
-#: ``ruby-t`` the temporal ones, ``ruby`` both
 #: ``arch.tiling``: who chooses a layer's tiles on a generated array
 TILINGS: dict[str, str] = {
     "search": "the mapper searches the mapspace (mapper.search)",
     "gemmini": "Gemmini's software tiling rule, as its library runs a layer (lego_build.mapping.gemmini)",
 }
 
+#: ``mapper.unroll``: where a layer's spatial unrolling comes from
+UNROLLS: dict[str, str] = {
+    "dataflows": "one of the generated array's dataflows, which the RTL runs (link checks included)",
+    "search": "searched over arch.unroll.axes on the model-only levels of arch.memory (no RTL runs it)",
+}
+
+#: ``mapper.mapspace`` (seed 002 §3): the level kinds that may carry a partial last tile
+#: (a remainder ``R < P``): ``pfm`` none (perfect factors), ``ruby-s`` the spatial levels,
+#: ``ruby-t`` the temporal ones, ``ruby`` both
 MAPSPACES: dict[str, frozenset[str]] = {
     "pfm": frozenset(),
     "ruby": frozenset({"spatial", "temporal"}),

@@ -73,6 +73,19 @@ def _hierarchy(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> Hierarchy:
     return array_hierarchy(arch, ports, bits, words)
 
 
+def _widths(kernel: Kernel, arch) -> tuple[Kernel, Kernel]:
+    """``kernel`` with its inputs at the FU's operand widths (bank words), and as costed: operands
+    at the FU's bits per element in memory, partial sums at ``arch.acc_bits``."""
+    fu = FUS.get(arch.fu)
+    operand = {t.name: i for i, t in enumerate(kernel.inputs)}
+    banked = replace(kernel, tensors=tuple(
+        replace(t, bits=fu.width(operand[t.name], t.bits)) if t.name in operand else t for t in kernel.tensors))
+    costed = replace(kernel, tensors=tuple(
+        replace(t, bits=fu.stored(operand[t.name], t.bits)) if t.name in operand else replace(t, bits=arch.acc_bits)
+        for t in kernel.tensors))
+    return banked, costed
+
+
 def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int) -> Mapspace:
     """The mapspace of ``kernel`` on the generated array under ``dataflow``.
 
@@ -87,11 +100,8 @@ def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, late
     memory (seed 004 §6.3: a 4-bit weight moves half the bytes of an 8-bit one and a level
     sized in bytes holds twice as many; a group format's scales add their share).
     """
-    fu = FUS.get(arch.fu)
-    operand = {t.name: i for i, t in enumerate(kernel.inputs)}
-    h = _hierarchy(replace(kernel, tensors=tuple(
-        replace(t, bits=fu.width(operand[t.name], t.bits)) if t.name in operand else t for t in kernel.tensors)),
-        adg, dataflow, arch)
+    banked, costed = _widths(kernel, arch)
+    h = _hierarchy(banked, adg, dataflow, arch)
     f = h.fanout
     reduction = frozenset(kernel.dims[d].name for d in kernel.reduction_dims)
     rules = Rules(
@@ -100,13 +110,46 @@ def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, late
         innermost=tuple((lv, reduction) for lv in range(f, len(h.levels))) if not arch.memory else (),
         unit=tuple(range(f)) if not arch.memory else (),
     )
-    # partial sums live in the array's accumulators: cost them at arch.acc_bits; operands at the
-    # FU's bits per element in memory (a group format's shared scales included)
-    costed = replace(kernel, tensors=tuple(
-        replace(t, bits=fu.stored(operand[t.name], t.bits)) if t.name in operand else replace(t, bits=arch.acc_bits)
-        for t in kernel.tensors))
     # per tile: the start cycle, the pipeline latency and the output banks' read-modify-write cycle
     return Mapspace(Model(costed, h, arch.operand_bits, tile_overhead=2 + max(1, latency)), mapper.mapspace, rules)
+
+
+def unroll_space(kernel: Kernel, arch, mapper, latency: int) -> Mapspace:
+    """``mapper.unroll=search`` (issue 22): the layer's unrolling is part of the search, over the
+    dims ``arch.unroll.axes`` allows on each axis (those in ``arch.unroll.required`` always
+    unrolled), costed on ``arch.memory``'s model-only levels in ``mapper.mapspace``: PFM's
+    spatial factors divide the dims, Ruby-S's may leave a partial last tile (seed 002 §V's
+    Eyeriss-like study: KH, IC on the rows, OH, OC on the columns). The twelve unrollings that
+    fill the array best are searched (each space's perfect ones among them)."""
+    _, costed = _widths(kernel, arch)
+    axes = tuple(tuple(axis) for axis in arch.unroll.axes) + ((),) * (2 - len(arch.unroll.axes))
+    rules = Rules(axes=axes, required=tuple(arch.unroll.required), max_spatial=12)
+    return Mapspace(Model(costed, from_conf(arch), arch.operand_bits, tile_overhead=2 + max(1, latency)),
+                    mapper.mapspace, rules)
+
+
+def unrolled(spatial, kernel: Kernel, adg: ADG, arch) -> Dataflow:
+    """The array's dataflow that runs the unrolling ``spatial``: on each axis it unrolls the same
+    dims as far (a dim smaller than the dataflow's extent fills part of it: ``min(extent, D)``;
+    the order within an axis changes the links, not the cost) and ``kernel`` can use its links;
+    else a model-only dataflow, named ''."""
+    bound = {d.name: d.bound for d in kernel.dims}
+
+    def per_axis(axes, clip):
+        out = []
+        for axis in axes:
+            f: dict[str, int] = {}
+            for d, e in axis:
+                f[d] = f.get(d, 1) * e
+            out.append({d: min(e, bound[d]) if clip else e for d, e in f.items() if min(e, bound[d]) > 1})
+        return out + [{}] * (2 - len(out))
+
+    used = per_axis(spatial, False)
+    for df in adg.dataflows:
+        if per_axis(df.axes, True) == used and not link_conflict(kernel, adg, df, arch):
+            return df
+    return Dataflow("", arch.family, tuple(d.name for d in kernel.dims),
+                    tuple(tuple((d, f) for d, f in axis if f > 1) for axis in spatial))
 
 
 #: candidates the memory system's latency model ranks per layer and dataflow: this many of the
@@ -124,10 +167,12 @@ def _controller(space: Mapspace, kernel: Kernel, dataflow: Dataflow, schedule, e
     return mapping, tile
 
 
-def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int,
+def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow | None, arch, mapper, latency: int,
               view: MemView | None = None) -> dict:
     """Best schedule of ``kernel`` under ``dataflow`` by ``mapper.search`` (ask/tell, reasons kept);
-    ``latency``: the generated array's pipeline latency (the optimized DAG's).
+    ``latency``: the generated array's pipeline latency (the optimized DAG's). ``dataflow=None``:
+    the unrolling is searched too (:func:`unroll_space`); the result names the array's dataflow
+    that runs it (:func:`unrolled`), or '' (model only), and its ``unrolling``.
 
     With ``view`` (the generated memory system), the search's best and kept candidates are
     timed by the whole-layer latency model the RTL runs check (tiles, DRAM bursts of the
@@ -136,9 +181,12 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
     them (seed 004 §6.2: the scheduler guided by the performance simulator) and is reported as
     ``cycles_model``; the energy objective does not time (the model walks every tile, seconds
     for a big layer on a small array)."""
-    space = layer_space(kernel, adg, dataflow, arch, mapper, latency)
-    if reason := space.remainder_reason(dataflow.name):
-        return {"status": "unmappable", "reason": reason}
+    if dataflow is None:  # mapper.unroll=search
+        space = unroll_space(kernel, arch, mapper, latency)
+    else:
+        space = layer_space(kernel, adg, dataflow, arch, mapper, latency)
+        if reason := space.remainder_reason(dataflow.name):
+            return {"status": "unmappable", "reason": reason}
     bound = lower_bound(space.m)
     if arch.tiling == "gemmini":
         search = GemminiTiling(space, mapper.objective, dim=arch.rows)
@@ -154,6 +202,9 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
     if best is None:
         return {"status": "unmappable", "reason": unmappable_reason(search)}
     schedule, ev = best
+    searched = dataflow is None
+    if searched:
+        dataflow = unrolled(schedule.spatial, kernel, adg, arch)
     timed = {}
     if view is None or mapper.objective == "energy":
         mapping, tile = _controller(space, kernel, dataflow, schedule, ev)
@@ -175,6 +226,8 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latenc
     return {
         "status": "mapped",
         "dataflow": dataflow.name,
+        **({"unrolling": " | ".join(",".join(f"{d}:{f}" for d, f in axis if f > 1) for axis in schedule.spatial)}
+           if searched else {}),
         "dims": {d.name: d.bound for d in kernel.dims},
         "macs": kernel.macs,
         "mapping": mapping.to_json(),
@@ -215,8 +268,8 @@ def best_dataflow(kernel: Kernel, adg: ADG, arch, mapper, latency: int, view: Me
     """Map under every dataflow the layer can use; keep the best by the objective (issue: per-layer
     choice), timed by the memory system's latency model where there is one."""
     results, reasons = [], []
-    for df in adg.dataflows:
-        conflict = link_conflict(kernel, adg, df, arch)
+    for df in ([None] if mapper.unroll == "search" else adg.dataflows):  # None: the unrolling is searched
+        conflict = link_conflict(kernel, adg, df, arch) if df is not None else ""
         if conflict:
             reasons.append(conflict)
             continue
@@ -275,6 +328,8 @@ def map_workload(layers, adg: ADG, latency: int, arch, mapper, view: MemView | N
         "energy_by_level_pj": _weighted(mapped, "energy_breakdown_pj"),
         "energy_by_tensor_pj": _weighted(mapped, "energy_by_tensor_pj"),
     }
+    if mapper.unroll == "search":  # layers whose searched unrolling no dataflow of the array runs
+        totals["model_only"] = sum(e["count"] for e in mapped if not e["dataflow"])
     if mapped and all("bound" in e for e in mapped):  # the layers' lower bounds, and the network's gap
         bound = {k: sum(e["bound"][k] * e["count"] for e in mapped) for k in ("energy_pj", "cycles")}
         found = score(mapper.objective, totals["energy_pj"], totals.get("cycles_model", totals["cycles"]))
@@ -333,6 +388,10 @@ def preset_notes(mapper, arch) -> list[str]:
         return [f"mapper={mapper.name}: arch.tiling=gemmini picks every tile by Gemmini's rule; mapper.mapspace and "
                 "mapper.search are not used"]
     notes = []
+    if mapper.unroll == "search":
+        notes.append(f"mapper.unroll=search: each layer's unrolling is searched over arch.unroll.axes on "
+                     f"arch={arch.name}'s model-only levels; a layer whose unrolling none of the array's dataflows "
+                     "runs is mapped for the model only (dataflow '') and not simulated")
     if (mapper.mapspace, mapper.search) == ("pfm", "rtml") and mapper.name != "pfm":
         notes.append(f"mapper={mapper.name}: mapspace pfm with search rtml is what mapper=pfm runs")
     return notes
@@ -367,6 +426,9 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     gap = f"; optimality gap {t['gap']:.1%} ({cfg.mapper.objective}: 1 - lower bound / found)" if "gap" in t else ""
     print(f"map: {t['layers_mapped']} layers mapped ({t['distinct_mapped']} distinct), "
           f"{t['layers_unmappable']} unmappable; {t['cycles']:,} cycles{model}, {t['energy_pj'] / 1e6:.3f} uJ{gap}")
+    if "model_only" in t:
+        print(f"map: {t['model_only']} of {t['layers_mapped']} layers take an unrolling none of the array's "
+              "dataflows runs (mapper.unroll=search): model only, not simulated")
     if t["ppu"]["layers"]:
         p = t["ppu"]
         print(f"map: PPU {p['layers'] - p['fused']} passes ({p['fused']} fused on the output path), "

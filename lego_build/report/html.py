@@ -268,7 +268,8 @@ def _layers(layers: list[dict], mapped: list[dict], points: dict, doc: dict) -> 
             p = points.get(e["name"], {})
             oi = p.get("intensity")
             rows.append(_row([str(i), _e(e["name"]), _e(e.get("op", "?")), _int(e.get("count", 1)),
-                              _e(e.get("dataflow", "-")), _int(e.get("macs")), _int(e.get("cycles")),
+                              _e(e.get("dataflow") or f"({e.get('unrolling', '-')})"), _int(e.get("macs")),
+                              _int(e.get("cycles")),
                               f"{e.get('energy_pj', 0) / scale:,.2f}", _e(_pct(e.get("utilization"))),
                               f"{oi:,.1f}" if oi else "-", _e(_pct(e["gap"])) if "gap" in e else "-"], num))
         else:

@@ -100,13 +100,20 @@ def epilogues(layers) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def runnable(mapping: MappingDoc, adg: ADG) -> dict[str, dict]:
+    """The mapped layers (by name) the array runs: those mapped to one of its dataflows
+    (``mapper.unroll=search`` may map a layer for the model only: dataflow '')."""
+    names = {df.name for df in adg.dataflows}
+    return {e["name"]: e for e in mapping.layers if e["status"] == "mapped" and e["dataflow"] in names}
+
+
 def representative_tiles(mapping: MappingDoc, layers, adg: ADG, target) -> list[Tile]:
     """The first mapped layer of each kind present (first conv, a depthwise conv, a 1x1 conv,
     an fc/matmul, ...), in network order, each lowered to the array's family, as the mapper's
     controller-level tile (clipped further if it exceeds ``target.tile_steps``), and run with
     the dataflow the mapper chose for its layer; plus the last (``edge``) tile of the first
     layer that needs several, with remainder bounds (Ruby's partial last tile)."""
-    mapped = {e["name"]: e for e in mapping.layers if e["status"] == "mapped"}
+    mapped = runnable(mapping, adg)
     epilogue = epilogues(layers)
     tiles: dict[str, Tile] = {}
     for entry, kernel in layers:
@@ -348,11 +355,16 @@ def scope_layers(cfg: LegoConfig, mapping: MappingDoc, layers, adg: ADG) -> list
         if missing:
             raise InputError(f"target.scope=network: layer {missing[0]} ({len(missing)} in all) is unmappable on "
                              f"arch={cfg.arch.name}; use target.scope=layers, or an arch that maps every layer")
+        model = [name for name in mapped if name not in runnable(mapping, adg)]
+        if model:
+            raise InputError(f"target.scope=network: layer {model[0]} ({len(model)} in all) takes an unrolling none "
+                             f"of the array's dataflows runs (mapper.unroll=search); use mapper.unroll=dataflows")
         chosen = array
     else:
         kinds: dict[str, tuple] = {}
+        run = runnable(mapping, adg)
         for entry, kernel in array:
-            if entry["name"] in mapped:
+            if entry["name"] in run:
                 kinds.setdefault(layer_kind(kernel), (entry, kernel))
         chosen = list(kinds.values())
     if not chosen:

@@ -334,7 +334,7 @@ class SearchKind:
     network: Callable[..., dict] | None = None
 
 
-RTML = SearchKind("rtml", lambda space, m: Rtml(space, m.objective))
+RTML = SearchKind("rtml", lambda space, m: Rtml(space, m.objective, beam=m.beam))
 RANDOM = SearchKind("random", lambda space, m: RandomSearch(space, m.objective, patience=m.patience, seed=m.seed))
 EXHAUSTIVE = SearchKind("exhaustive", lambda space, m: Exhaustive(space, m.objective))
 

@@ -240,6 +240,24 @@ def test_network_scope_refuses_a_network_with_an_unmappable_layer():
         scope_layers(cfg, doc, layers, None)
 
 
+def test_layers_mapped_for_the_model_only_are_not_simulated():
+    """mapper.unroll=search may map a layer on an unrolling none of the array's dataflows runs
+    (dataflow ''): neither scope simulates it, and a build left with none says why (exit 2)."""
+    from types import SimpleNamespace
+
+    from lego_build.sim.stage import representative_tiles, runnable
+
+    doc = MappingDoc("lego", "energy", "conv2d", ({"name": "a", "status": "mapped", "dataflow": ""},
+                                                  {"name": "b", "status": "mapped", "dataflow": "khoh"}), {})
+    adg = SimpleNamespace(dataflows=(SimpleNamespace(name="khoh"),))
+    assert list(runnable(doc, adg)) == ["b"]
+    only_model = MappingDoc("lego", "energy", "conv2d", ({"name": "a", "status": "mapped", "dataflow": ""},), {})
+    with pytest.raises(InputError, match=r"^mapper.unroll=search: no layer's unrolling is one of the array's"):
+        representative_tiles(only_model, [], adg, None)
+    with pytest.raises(InputError, match=r"^mapper.unroll=search: no layer's unrolling"):
+        scope_layers(compose([]), only_model, [], adg)
+
+
 def test_images_pack_lanes_little_endian():
     rows = memsys._pack(2, 8, 2, [np.array([1, -2]), np.array([0x1234, 5])])
     assert rows == bytes([1, 0, 0x34, 0x12, 0, 0, 0, 0, 0xFE, 0xFF, 5, 0, 0, 0, 0, 0])

@@ -107,6 +107,15 @@ def runnable(mapping: MappingDoc, adg: ADG) -> dict[str, dict]:
     return {e["name"]: e for e in mapping.layers if e["status"] == "mapped" and e["dataflow"] in names}
 
 
+def nothing_to_simulate(mapping: MappingDoc) -> StageError:
+    """Why no layer can be simulated: none mapped, or each only for the model (``mapper.unroll=search``:
+    an unusable setting for a simulated build, exit 2)."""
+    if any(e["status"] == "mapped" for e in mapping.layers):
+        return InputError("mapper.unroll=search: no layer's unrolling is one of the array's dataflows, so the array "
+                          "runs none of them; use mapper.unroll=dataflows, or doit map / target=rtl")
+    return StageError("no mapped layer to simulate; use target=rtl, or a workload with a layer the mapper places")
+
+
 def representative_tiles(mapping: MappingDoc, layers, adg: ADG, target) -> list[Tile]:
     """The first mapped layer of each kind present (first conv, a depthwise conv, a 1x1 conv,
     an fc/matmul, ...), in network order, each lowered to the array's family, as the mapper's
@@ -131,7 +140,7 @@ def representative_tiles(mapping: MappingDoc, layers, adg: ADG, target) -> list[
             tiles["edge"] = Tile(entry["name"], "edge", edge[0], edge[1], mapped[entry["name"]]["dataflow"],
                                  epilogue[entry["name"]], tuple(edge[2].items()))
     if not tiles:
-        raise StageError("no mapped layer to simulate; use target=rtl, or a workload with a layer the mapper places")
+        raise nothing_to_simulate(mapping)
     return list(tiles.values())
 
 
@@ -368,7 +377,7 @@ def scope_layers(cfg: LegoConfig, mapping: MappingDoc, layers, adg: ADG) -> list
                 kinds.setdefault(layer_kind(kernel), (entry, kernel))
         chosen = list(kinds.values())
     if not chosen:
-        raise StageError("no mapped layer to simulate; use target=rtl, or a workload with a layer the mapper places")
+        raise nothing_to_simulate(mapping)
     after = epilogues(layers)
     return [(mapped[entry["name"]], lower(kernel, adg.kernel), after[entry["name"]]) for entry, kernel in chosen]
 

@@ -49,13 +49,16 @@ class Mapspace:
         """
         if self.rules.spatial is None or imperfect_allowed(self.space, "spatial"):
             return ""
+        per_dim: dict[str, int] = {}
         for axis in self.rules.spatial:
             for d, f in axis:
-                D = self.bound.get(d, 1)
-                if D > f and D % f:
-                    return (f"mapper.mapspace={self.space}: {d} = {D} is not a multiple of the {f} the array unrolls "
-                            f"{'under dataflow ' + dataflow + ' ' if dataflow else ''}(its partial last tile is in "
-                            "Ruby-S's space: mapper=ruby_s)")
+                per_dim[d] = per_dim.get(d, 1) * f
+        for d, f in per_dim.items():
+            D = self.bound.get(d, 1)
+            if D > f and D % f:
+                return (f"mapper.mapspace={self.space}: {d} = {D} is not a multiple of the {f} the array unrolls "
+                        f"{'under dataflow ' + dataflow + ' ' if dataflow else ''}(its partial last tile is in "
+                        "Ruby-S's space: mapper=ruby_s)")
         return ""
 
     def spatial_options(self) -> list[tuple[tuple[tuple[str, int], ...], ...]]:

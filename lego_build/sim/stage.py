@@ -364,7 +364,8 @@ def scope_layers(cfg: LegoConfig, mapping: MappingDoc, layers, adg: ADG) -> list
         if missing:
             raise InputError(f"target.scope=network: layer {missing[0]} ({len(missing)} in all) is unmappable on "
                              f"arch={cfg.arch.name}; use target.scope=layers, or an arch that maps every layer")
-        model = [name for name in mapped if name not in runnable(mapping, adg)]
+        run = runnable(mapping, adg)
+        model = [name for name in mapped if name not in run]
         if model:
             raise InputError(f"target.scope=network: layer {model[0]} ({len(model)} in all) takes an unrolling none "
                              f"of the array's dataflows runs (mapper.unroll=search); use mapper.unroll=dataflows")

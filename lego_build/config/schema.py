@@ -472,8 +472,9 @@ class MapperConf:
     ``beam`` (``rtml``): the partial schedules kept from one level to the next (a wider beam
     lets an inner level's second-best tile meet the outer level that suits it: 16 maps
     ResNet-18's layer1.0.conv2 on eyeriss_ruby at 16 bits in 307.5 uJ, 4 in 448.5 uJ, 64 no
-    better than 16). ``unroll``: ``dataflows`` (the array's, which the RTL runs) or ``search`` (the unrolling
-    searched over ``arch.unroll`` on the model-only levels of ``arch.memory``; seed 002 §V).
+    better than 16). ``unroll``: ``dataflows`` (the array's, which the RTL runs) or ``search``
+    (the unrolling searched over ``arch.unroll`` on the model-only levels of ``arch.memory``;
+    seed 002 §V).
     """
 
     name: str = "ruby_s"

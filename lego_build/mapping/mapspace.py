@@ -16,6 +16,15 @@ from lego_build.mapping.rtml import order_trie
 from lego_build.mapping.tiling import imperfect_allowed
 
 
+def per_dim_spatial(spatial) -> dict[str, tuple[int, int]]:
+    """An unrolling's factor of each dim on the rows and on the columns."""
+    out: dict[str, list[int]] = {}
+    for axis, entries in enumerate(spatial):
+        for d, f in entries:
+            out.setdefault(d, [1, 1])[axis] *= f
+    return {d: (a, b) for d, (a, b) in out.items()}
+
+
 @dataclass(frozen=True)
 class Rules:
     """What the hardware fixes: spatial unrolling, per-level orders, innermost dims."""
@@ -49,12 +58,8 @@ class Mapspace:
         """
         if self.rules.spatial is None or imperfect_allowed(self.space, "spatial"):
             return ""
-        per_dim: dict[str, int] = {}
-        for axis in self.rules.spatial:
-            for d, f in axis:
-                per_dim[d] = per_dim.get(d, 1) * f
-        for d, f in per_dim.items():
-            D = self.bound.get(d, 1)
+        for d, (rows, cols) in per_dim_spatial(self.rules.spatial).items():
+            D, f = self.bound.get(d, 1), rows * cols
             if D > f and D % f:
                 return (f"mapper.mapspace={self.space}: {d} = {D} is not a multiple of the {f} the array unrolls "
                         f"{'under dataflow ' + dataflow + ' ' if dataflow else ''}(its partial last tile is in "

@@ -32,7 +32,7 @@ from typing import Callable, Iterator
 
 from lego_build.config.schema import MapperConf
 from lego_build.ir.mapping import Schedule, score
-from lego_build.mapping.mapspace import Mapspace
+from lego_build.mapping.mapspace import Mapspace, per_dim_spatial
 from lego_build.mapping.model import Evaluation
 from lego_build.runtime import stop
 from lego_build.runtime.registry import Registry
@@ -41,14 +41,6 @@ from lego_build.runtime.registry import Registry
 def pad(tiles: dict[str, tuple[int, ...]], n: int) -> dict[str, tuple[int, ...]]:
     """Factors of the levels not chosen yet are 1 (the outermost level takes the rest)."""
     return {d: t + (1,) * (n - len(t)) for d, t in tiles.items()}
-
-
-def per_dim_spatial(spatial) -> dict[str, tuple[int, int]]:
-    out: dict[str, list[int]] = {}
-    for axis, entries in enumerate(spatial):
-        for d, f in entries:
-            out.setdefault(d, [1, 1])[axis] *= f
-    return {d: (a, b) for d, (a, b) in out.items()}
 
 
 # ---------------------------------------------------------------------- searches

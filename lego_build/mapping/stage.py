@@ -29,7 +29,7 @@ from lego_build.mapping.controller import controller_mapping
 from lego_build.mapping.gemmini import GemminiTiling
 from lego_build.mapping.hierarchy import array_hierarchy, from_conf
 from lego_build.mapping.latency import MemView
-from lego_build.mapping.mapspace import Mapspace, Rules
+from lego_build.mapping.mapspace import Mapspace, Rules, per_dim_spatial
 from lego_build.mapping.model import Model, role
 from lego_build.mapping.ppu import ppu_costs, ppu_totals
 from lego_build.mapping.searches import RTML, SEARCHES, SearchKind
@@ -134,19 +134,10 @@ def unrolled(spatial, kernel: Kernel, adg: ADG, arch) -> Dataflow:
     the order within an axis changes the links, not the cost) and ``kernel`` can use its links;
     else a model-only dataflow, named ''."""
     bound = {d.name: d.bound for d in kernel.dims}
-
-    def per_axis(axes, clip):
-        out = []
-        for axis in axes:
-            f: dict[str, int] = {}
-            for d, e in axis:
-                f[d] = f.get(d, 1) * e
-            out.append({d: min(e, bound[d]) if clip else e for d, e in f.items() if min(e, bound[d]) > 1})
-        return out + [{}] * (2 - len(out))
-
-    used = per_axis(spatial, False)
+    used = {d: f for d, f in per_dim_spatial(spatial).items() if f != (1, 1)}
     for df in adg.dataflows:
-        if per_axis(df.axes, True) == used and not link_conflict(kernel, adg, df, arch):
+        runs = {d: (min(r, bound[d]), min(c, bound[d])) for d, (r, c) in per_dim_spatial(df.axes).items()}
+        if {d: f for d, f in runs.items() if f != (1, 1)} == used and not link_conflict(kernel, adg, df, arch):
             return df
     return Dataflow("", arch.family, tuple(d.name for d in kernel.dims),
                     tuple(tuple((d, f) for d, f in axis if f > 1) for axis in spatial))

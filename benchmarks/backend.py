@@ -40,7 +40,7 @@ SUITE = (
     ("GEMM-ICOC", ["arch.rows=8", "arch.cols=8", "arch.dataflows.main.spatial=[k,n]", "arch.control_flow=[0,0]"]),
     ("GEMM-systolic", ["arch.rows=8", "arch.cols=8"]),
     ("GEMM-WS-systolic", ["arch=tpu", "arch.rows=8", "arch.cols=8"]),
-    ("Conv-KHOH", ["arch=eyeriss", "arch.rows=3", "arch.cols=8", "workload=conv2d", *SMALL_CONV]),
+    ("Conv-KHOH", ["arch=eyeriss_khoh", "arch.rows=3", "arch.cols=8", "workload=conv2d", *SMALL_CONV]),
     ("Conv-ICOC", ["arch=nvdla", "arch.rows=8", "arch.cols=8", "workload=conv2d", *SMALL_CONV]),
     ("Conv-OHOW", ["arch=shidiannao", "workload=conv2d", *SMALL_CONV]),
     ("Depthwise-OHOW", ["arch=nvdla", "arch.rows=8", "arch.cols=8", "arch.dataflows.icoc.interstellar=Y|X",

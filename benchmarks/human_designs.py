@@ -2,7 +2,7 @@
 
     python benchmarks/human_designs.py [--only eyeriss nvdla]
 
-``arch=eyeriss`` (KH-OH, 12 x 14 = 168 FUs, 108 KB of banks) stands for LEGO-KHOH against
+``arch=eyeriss_khoh`` (KH-OH, 12 x 14 = 168 FUs, 108 KB of banks) stands for LEGO-KHOH against
 Eyeriss (Chen et al., JSSC 2017), ``arch=nvdla`` (IC-OC, 16 x 16 = 256 FUs, 128 KB) for
 LEGO-ICOC against NVDLA. Each is built with ``target=asic`` (Yosys + ABC + OpenSTA on the OSU
 0.18 µm library, the array's modules at the toggle rates of its simulated tiles, the memory
@@ -26,7 +26,7 @@ from lego_build.sim.asic import scaled
 
 #: name -> (overrides, the human design, its node, clock MHz, area mm², power mW, LEGO's figure in the paper)
 RUNS = {
-    "eyeriss": (["arch=eyeriss"], "Eyeriss", 60, 200, 9.6, 278, ("LEGO-KHOH", 65, 7.4, 112)),
+    "eyeriss": (["arch=eyeriss_khoh"], "Eyeriss", 60, 200, 9.6, 278, ("LEGO-KHOH", 65, 7.4, 112)),
     "nvdla": (["arch=nvdla"], "NVDLA", 16, 1000, 1.0, 135, ("LEGO-ICOC", 16, 0.9, 94)),
 }
 VDD = {60: 1.0, 65: 1.0, 16: 0.8}  # nominal supplies assumed at those nodes

@@ -16,7 +16,8 @@ from lego_build.sim import verilator
 pytestmark = pytest.mark.slow
 
 #: the on-chip capacities the presets' comments cite (seed 004 §6 / Table 6.1 and the papers they name)
-DOCUMENTED_KB = {"gemmini_like": 256, "lego_mnicoc": 256, "lego_icoc_1k": 576, "eyeriss": 108, "eyeriss_ruby": 128,
+DOCUMENTED_KB = {"gemmini_like": 256, "lego_mnicoc": 256, "lego_icoc_1k": 576, "eyeriss": 108, "eyeriss_khoh": 108,
+                 "eyeriss_ruby": 128,
                  "nvdla": 128, "shidiannao": 288, "interstellar_ck2": 256, "nmp": 24, "nmp_nominal": 24}
 
 

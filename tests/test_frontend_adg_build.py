@@ -11,7 +11,8 @@ from lego_build.flow.validate import validate
 from lego_build.frontend.adg_build import build_adg, split_capacity
 
 #: the figures the presets' comments cite (seed 004 §6 / Table 6.1 and the papers they name)
-DOCUMENTED_KB = {"gemmini_like": 256, "lego_mnicoc": 256, "lego_icoc_1k": 576, "eyeriss": 108, "eyeriss_ruby": 128,
+DOCUMENTED_KB = {"gemmini_like": 256, "lego_mnicoc": 256, "lego_icoc_1k": 576, "eyeriss": 108, "eyeriss_khoh": 108,
+                 "eyeriss_ruby": 128,
                  "nvdla": 128, "shidiannao": 288, "interstellar_ck2": 256, "nmp": 24, "nmp_nominal": 24}
 
 
@@ -31,11 +32,12 @@ def test_a_capacity_off_the_rows_is_rounded_down_and_a_share_without_a_word_is_a
         split_capacity(0.0234375, [("A", 2 * 3 * 8), ("Y", 2 * 3 * 32)])  # 24 B: one row of Y, none of A
 
 
+
 def test_a_stride_2_dataflow_gets_its_own_input_diagonal():
     """Eyeriss's row-stationary array (kh on rows, oh on columns): at stride 1 an input row is
     reused one FU down and one back, at stride 2 two down and one back (ih = 2 oh + kh); the
     filter and partial-sum links are the same in both, so the merge shares them."""
-    cfg = compose(["arch=eyeriss", "arch.rows=4", "arch.cols=4"])
+    cfg = compose(["arch=eyeriss_khoh", "arch.rows=4", "arch.cols=4"])
     validate(cfg)
     adg = build_adg(conv2d(1, 4, 4, 8, 8, 3, 3), cfg.arch)
     nets = {n.tensor: n for n in adg.nets}

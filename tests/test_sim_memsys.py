@@ -134,6 +134,34 @@ def test_folded_banks_hold_tiles_deeper_than_one_bank(tmp_path, dataflow):
     assert layer["rd_beats"] + layer["wr_beats"] == layer["beats_predicted"] and abs(layer["error"]) <= 0.05
 
 
+#: Eyeriss's replicated row-stationary forms (issue 22), each on a layer the EDP mapper gives it
+REPLICATED = {
+    "khic_oh": ["workload.in_ch=8", "workload.out_ch=8", "workload.in_h=16", "workload.in_w=16"],
+    "khic_ohoc": ["workload.in_ch=8", "workload.out_ch=16", "workload.in_h=14", "workload.in_w=14",
+                  "mapper.objective=energy"],
+    "khic_oh_s2": ["workload.in_ch=8", "workload.out_ch=8", "workload.in_h=29", "workload.in_w=16",
+                   "workload.stride=2"],
+    "ic_ohoc": ["workload.in_ch=24", "workload.out_ch=8", "workload.in_h=14", "workload.in_w=14", "workload.kh=1",
+                "workload.kw=1", "workload.pad=0"],
+}
+
+
+@pytest.mark.parametrize("dataflow", sorted(REPLICATED))
+def test_eyeriss_replicated_forms_run_whole_layers(tmp_path, dataflow):
+    """The full 12 x 14 Eyeriss with its six dataflows: a layer on each replicated form goes
+    through the DMA, whose packed input rows carry each shared input row once and fan it out to
+    every bank that holds it (lego_build.frontend.packing); every output is compared and the
+    latency model holds."""
+    run_all(compose(["arch=eyeriss", "workload=conv2d", "mapper.objective=edp", *REPLICATED[dataflow],
+                     "target.scope=layers"]), tmp_path)
+    (entry,) = read_artifact(tmp_path, "mapping.json").layers
+    assert entry["dataflow"] == dataflow
+    (layer,) = read_artifact(tmp_path, "sim/result.json").layers
+    out = lower(layers_of(read_artifact(tmp_path, "analysis.json"))[0][1], "conv2d").output.shape
+    assert layer["mismatches"] == 0 and layer["outputs"] == out[0] * out[1] * out[2] * out[3]
+    assert layer["rd_beats"] + layer["wr_beats"] == layer["beats_predicted"] and abs(layer["error"]) <= 0.05
+
+
 def test_a_store_bound_layer_shares_the_channel_as_the_model_says(tmp_path):
     """MobileNetV2's features.2.conv.2 shape (1x1, 96 -> 24) on gemmini_like, at a quarter of
     its pixels: each output tile's store (4-beat rows) overlaps the next loads on the one DRAM

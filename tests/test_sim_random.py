@@ -62,7 +62,7 @@ def _random_tile(rng, index, adg, arch, make):
     mapping = Mapping(df.virtual, tuple(loops[str(d)] for d in order))
     if not pre_check(kernel, mapping).ok:
         return None
-    tile, tile_mapping = fit_tile(kernel, mapping, adg.buffer_depth, 300)
+    tile, tile_mapping = fit_tile(kernel, mapping, adg.capacities(df.name), 300)
     epilogue = EPILOGUES[int(rng.integers(len(EPILOGUES)))]
     return Tile(f"case{index}", layer_kind(layer), tile, tile_mapping, df.name, epilogue)
 
@@ -72,7 +72,10 @@ def _random_tile(rng, index, adg, arch, make):
     (["arch=lego_khoh_icoc", "arch.rows=4", "arch.cols=4", "workload=conv2d"], _random_conv),  # switchable conv
     (["arch=shidiannao", "arch.rows=4", "arch.cols=4", "workload=conv2d"], _random_conv),  # FIFO links
     (["arch.rows=3", "arch.cols=5"], _random_gemm),  # systolic: skewed control flow c = [1, 1]
-], ids=["gemm-mn-icoc", "conv-khoh-ocic", "conv-ohow-fifo", "gemm-systolic-3x5"])
+    # Eyeriss's six row-stationary forms at full size: idle input banks fold under four of them,
+    # with the same slice count but different banks under KH-OH and its stride-2 twin
+    (["arch=eyeriss", "workload=conv2d"], _random_conv),
+], ids=["gemm-mn-icoc", "conv-khoh-ocic", "conv-ohow-fifo", "gemm-systolic-3x5", "conv-eyeriss-replicated"])
 def test_random_tiles_match_numpy_in_predicted_cycles(tmp_path, overrides, make):
     verilator.require_verilator()
     cfg = compose([*overrides, "target=rtl"])

@@ -40,7 +40,7 @@ def _verilator():
     ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[ic,oc]", "arch.control_flow=[0,0]",
      "workload.in_h=6", "workload.in_w=5", "workload.in_ch=6", "workload.out_ch=5"],
     # Eyeriss-like KH-OH: inputs on the diagonal links, partial sums up the columns
-    ["arch=eyeriss", "arch.rows=3", "arch.cols=5", "workload=conv2d", "workload.in_h=7", "workload.in_w=6",
+    ["arch=eyeriss_khoh", "arch.rows=3", "arch.cols=5", "workload=conv2d", "workload.in_h=7", "workload.in_w=6",
      "workload.in_ch=3", "workload.out_ch=4"],
     # the same IC-OC array without the reduction-tree pass: chains stay chains
     ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[ic,oc]", "arch.control_flow=[0,0]",

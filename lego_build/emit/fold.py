@@ -104,12 +104,16 @@ def _select(bits, options: list):
 
 def _lane_word(role: list[dict[int, Role]], u: int, word: Callable, slice_q, c: Banks):
     """Lane ``u``'s word under the running dataflow: its slice's bank output, or its own bank's."""
-    def under(r):
+    def banks(r) -> tuple[int, ...]:
+        """Lane ``u``'s banks by slice under a dataflow (its own bank alone where it does not fold);
+        two dataflows share a multiplexer input only when these are the same banks."""
         if r.get(u, (None,))[0] != u or not r[u][2]:
-            return word(u)
-        banks = sorted((s, j) for j, (v, s, _) in r.items() if v == u)
-        return _select(slice_q, [word(j) for _, j in banks])
-    return c.per_df([((u, r[u][2]) if r.get(u, (None,))[0] == u else (u, 0), lambda r=r: under(r)) for r in role])
+            return (u,)
+        return tuple(j for _, j in sorted((s, j) for j, (v, s, _) in r.items() if v == u))
+
+    def under(group):
+        return word(u) if len(group) == 1 else _select(slice_q, [word(j) for j in group])
+    return c.per_df([(banks(r), lambda g=banks(r): under(g)) for r in role])
 
 
 def fold_input(c: Banks, t: str, ti: int, out: Callable) -> None:

@@ -38,8 +38,10 @@ Counting (eq. 5.4-5.6, stated per element in the thesis, here multiplied out):
   iteration of the outermost level (a generated array's controller restarts per tile:
   one start cycle and the pipeline latency), against each level's traffic over its
   bandwidth; double-buffered levels overlap compute, others add to it.
-* Remainder tiles scale a tensor's footprint by the average/full extent of each dim it
-  depends on (exact for non-window tensors).
+* Remainder tiles count a tensor's footprint at the average extents, row by row
+  (:func:`lego_build.mapping.rtml.average_footprint`): exact over the tile grid for plain
+  and window rows, every partial tile's halo included, so no mapping moves less than the
+  words it touches.
 """
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ from math import ceil, prod
 from lego_build.ir.mapping import Schedule, score
 from lego_build.ir.memory import Hierarchy
 from lego_build.ir.workload import Kernel, TensorAccess
-from lego_build.mapping.rtml import tensor_footprint
+from lego_build.mapping.rtml import average_footprint, tensor_footprint
 from lego_build.mapping.tiling import Level, Tiling
 
 MAC = -1  # the pseudo-level below every memory
@@ -320,8 +322,6 @@ class Model:
             memo[key] = tuple((prod(full[d][j] for j in inside), prod(trip[d][j] for j in inside))
                               for d in self.dims)
         extents = memo[key]
-        rel, scale = self.rel[t.name], 1.0
-        for d, (f, a) in zip(self.dims, extents):
-            if d in rel and f:
-                scale *= a / f
-        return tensor_footprint(t, [f for f, _ in extents]) * scale
+        if all(f == a for f, a in extents):
+            return tensor_footprint(t, [f for f, _ in extents])
+        return average_footprint(t, [f for f, _ in extents], [a for _, a in extents])

@@ -207,6 +207,26 @@ def _row_distinct(terms: tuple[tuple[int, int], ...]) -> int:
     return len(values)
 
 
+def average_row_distinct(terms: tuple[tuple[int, int, float], ...]) -> float:
+    """:func:`_row_distinct` averaged over a Ruby tile grid: ``(c, full extent, average extent)``
+    per term. A one-dim row counts its average extent, and a window row ``ca * a + b`` its
+    ``ca * (a - 1) + b`` (or ``a * b`` with holes) at the average extents: both are affine in
+    each extent, so over a grid of independent extents their average is the count at the
+    averages (the halo of every partial tile counted: seed 002's remainders). Other rows scale
+    the full tile's count by the average/full ratio of each term."""
+    live = tuple(sorted((abs(c), f, a) for c, f, a in terms if c and f > 1))
+    if len(live) == 1:
+        return live[0][2]
+    if len(live) == 2:
+        (c1, f1, a1), (c2, f2, a2) = live
+        g = gcd(c1, c2)
+        c1, c2 = c1 // g, c2 // g
+        for (ca, fa, aa), (cb, fb, ab) in (((c1, f1, a1), (c2, f2, a2)), ((c2, f2, a2), (c1, f1, a1))):
+            if cb == 1:
+                return ca * (aa - 1) + ab if fb >= ca else aa * ab
+    return _row_distinct(tuple((c, f) for c, f, _ in live)) * prod(a / f for _, f, a in live)
+
+
 @lru_cache(maxsize=None)
 def _row_terms(tensor: TensorAccess) -> tuple[tuple[tuple[int, int], ...], ...]:
     return tuple(tuple((i, c) for i, c in enumerate(row) if c) for row in tensor.matrix)
@@ -215,6 +235,13 @@ def _row_terms(tensor: TensorAccess) -> tuple[tuple[tuple[int, int], ...], ...]:
 @lru_cache(maxsize=1 << 18)
 def _tensor_footprint(tensor: TensorAccess, sizes: tuple[int, ...]) -> int:
     return prod(_row_distinct(tuple((c, sizes[i]) for i, c in row)) for row in _row_terms(tensor))
+
+
+def average_footprint(tensor: TensorAccess, full: Sequence[int], average: Sequence[float]) -> float:
+    """:func:`tensor_footprint` averaged over the tiles of a Ruby tiling whose tiles have extents
+    ``full`` and, on average, ``average`` (kernel dim order): row by row,
+    :func:`average_row_distinct`."""
+    return prod(average_row_distinct(tuple((c, full[i], average[i]) for i, c in row)) for row in _row_terms(tensor))
 
 
 def tensor_footprint(tensor: TensorAccess, sizes: Sequence[int]) -> int:

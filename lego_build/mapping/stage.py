@@ -17,6 +17,7 @@ from lego_build.backend.interface import host_map, soc_map
 from lego_build.config.schema import LegoConfig
 from lego_build.errors import InputError
 from lego_build.frontend.links import candidate_links
+from lego_build.frontend.packing import shares_conflict
 from lego_build.fulang.kinds import FUS
 from lego_build.ir.adg import ADG
 from lego_build.ir.artifacts import MappingDoc
@@ -44,8 +45,15 @@ def link_conflict(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> str:
     layer too; e.g. a stride-2 conv breaks the diagonal input reuse of a KH-OH array.
     Delay links never conflict: their destinations read a fallback bank whenever the
     FIFO's word is not the one the layer needs (:func:`lego_build.sim.layout.fifo_steps`).
+    Nor may the layer read apart two lanes that share a packed DRAM word under the dataflow
+    (:func:`lego_build.frontend.packing.shares_conflict`).
     """
+    index = adg.dataflows.index(dataflow) if dataflow in adg.dataflows else -1
     for net in adg.nets:
+        if net.packs and index >= 0 and kernel.tensor(net.tensor).role == "in":
+            reason = shares_conflict(kernel, net.tensor, dataflow, net.ports, net.packs[index])
+            if reason:
+                return reason
         used = [lk for lk in net.links if dataflow.name in lk.dataflows and lk.kind == "direct"]
         if not used:
             continue

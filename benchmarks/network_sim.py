@@ -15,7 +15,9 @@ compared with the exact golden model, one Verilator build per design):
   tile loads in a quarter of the time the array takes to read it and the DRAM latency hides
   behind the previous tile;
 * ``resnet18-32x32-os-16GBs``: the same array at 16 GB/s (128-bit AXI), to show how much of
-  the gap to the ideal DRAM stalls explain.
+  the gap to the ideal DRAM stalls explain;
+* ``resnet18-eyeriss`` / ``resnet18-eyeriss-khoh``: Eyeriss's 12 x 14 array with its replicated
+  row-stationary forms, and with KH-OH alone (``arch=eyeriss_khoh``), under EDP.
 
 Anchors: ResNet-18 has 1,814,073,344 MACs, so 1,771,556 cycles on 1024 MACs is the ideal;
 SCALE-Sim 3.0 reports 2,133,315 cycles for it on a 32 x 32 output-stationary array with
@@ -46,6 +48,10 @@ RUNS = {
     "mobilenetv2-32x32-os": [*OS32, "workload=mobilenetv2", "arch.axi_data_bits=1024",
                              "arch.dram_bytes_per_cycle=128"],
     "resnet18-32x32-os-16GBs": [*OS32, "workload=resnet18", "arch.dram_bytes_per_cycle=16"],
+    # Eyeriss (12 x 14, 108 KB, 4 B/cycle at 200 MHz) with its replicated row-stationary forms, and
+    # with KH-OH alone (issue 22), both mapped for EDP
+    "resnet18-eyeriss": ["arch=eyeriss", "workload=resnet18", "mapper.objective=edp"],
+    "resnet18-eyeriss-khoh": ["arch=eyeriss_khoh", "workload=resnet18", "mapper.objective=edp"],
 }
 IDEAL = {"resnet18": 1_814_073_344}
 SCALE_SIM = {"resnet18-32x32-os": 2_133_315}

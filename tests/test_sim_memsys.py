@@ -93,15 +93,16 @@ def test_a_tensor_the_next_tile_does_not_change_stays_in_its_half(tmp_path):
 
 
 def test_a_remainder_output_tile_finishing_during_a_store_does_not_change_that_store(tmp_path):
-    """A depthwise conv as the 16x16 GEMM array runs it (16 groups as the batch, k=9, n=1):
-    two output tiles of 29 and 28 rows per group; the second finishes while the first is
-    still being written back (16-beat weight rows, 4-beat output rows), and its remainder
-    bounds used to reach the running store's walkers, which then hung the W channel."""
-    run_all(compose([*GEMM_WS, "workload=gemm", "workload.batch=16", "workload.M=57", "workload.N=1",
-                     "workload.K=9", "target.scope=layers", "target.max_cycles=200000"]), tmp_path)
+    """A 911 x 9 x 16 GEMM on the 16x16 weight-stationary array under Ruby's mapspace: 911 is
+    prime, so its two output tiles have 456 and 455 rows. The second (455 steps) finishes while
+    the first's 1,824 output beats are still being written back, and its remainder bounds used
+    to reach the running store's walkers, which then hung the W channel."""
+    run_all(compose([*GEMM_WS, "workload=gemm", "workload.M=911", "workload.N=16", "workload.K=9",
+                     "mapper.mapspace=ruby", "target.scope=layers", "target.max_cycles=200000"]), tmp_path)
     (layer,) = read_artifact(tmp_path, "sim/result.json").layers
     assert layer["tiles"] == 2 and layer["last_tile_trips"] != layer["tile_trips"]
-    assert layer["mismatches"] == 0 and layer["outputs"] == 16 * 57
+    assert layer["mismatches"] == 0 and layer["outputs"] == 911 * 16
+    assert layer["wr_beats"] / 2 > max(layer["tile_trips"])  # the first store outlasts the second tile's steps
     assert layer["rd_beats"] + layer["wr_beats"] == layer["beats_predicted"]
 
 

@@ -14,7 +14,8 @@ rest under three rules:
 * load ``j`` may start when load ``j-1`` is done and tile ``j-2``'s last input-bank read is
   done (``read_drain`` cycles after its last step, before its drain ends), freeing its
   half; it moves only the input tensors whose tile differs from tile ``j-1``'s (a tensor
-  that none of the moving levels indexes stays in its half: weights across output tiles);
+  that none of the moving levels indexes stays in its half: weights across output tiles),
+  and the first load every input;
 * tile ``j`` is programmed once tile ``j-1`` has started; it starts when it is programmed,
   load ``j`` is done, tile ``j-1``'s steps are over, tile ``j-2`` has drained (two tiles in
   flight at most) and, for the first tile of output tile ``o``, store ``o-2`` has freed its
@@ -190,10 +191,12 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
     for idx in tiles:
         b = grid.bounds(idx)
         moved = [prev is None or i != p for i, p in zip(idx, prev or idx)]
-        prev = idx
+        prev_first, prev = prev is None, idx
         n = beats = 0
         for t in inputs:
-            if any(mv and d for mv, d in zip(moved, t.depends)):  # else its tile stays in its half
+            # the first tile loads every input; later ones only what their moving levels index (the
+            # rest stays in its half), so a tensor held whole in the array (no level indexes it) once
+            if prev_first or any(mv and d for mv, d in zip(moved, t.depends)):
                 bn, bb = bursts(t, b, ms.bus_bytes, tuple(i * f for i, f in zip(idx, grid.full)))
                 n, beats = n + bn, beats + bb
         moves.append((n, beats))

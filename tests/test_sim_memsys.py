@@ -135,7 +135,7 @@ def test_folded_banks_hold_tiles_deeper_than_one_bank(tmp_path, dataflow):
     assert layer["rd_beats"] + layer["wr_beats"] == layer["beats_predicted"] and abs(layer["error"]) <= 0.05
 
 
-#: Eyeriss's replicated row-stationary forms (issue 22), each on a layer the EDP mapper gives it
+#: Eyeriss's replicated row-stationary forms (issue 22), each on a layer the mapper gives it (EDP; khic_ohoc: energy)
 REPLICATED = {
     "khic_oh": ["workload.in_ch=8", "workload.out_ch=8", "workload.in_h=16", "workload.in_w=16"],
     "khic_ohoc": ["workload.in_ch=8", "workload.out_ch=16", "workload.in_h=14", "workload.in_w=14",

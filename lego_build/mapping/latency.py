@@ -187,16 +187,14 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
     reduction = tuple(not d for d in out.depends)
     tiles = list(np.ndindex(*grid.tiles))
     moves = []  # per tile: (bursts, beats) of the input tensors its tile changes
-    prev = None
-    for idx in tiles:
+    for j, idx in enumerate(tiles):
         b = grid.bounds(idx)
-        moved = [prev is None or i != p for i, p in zip(idx, prev or idx)]
-        prev_first, prev = prev is None, idx
+        moved = [j == 0 or i != p for i, p in zip(idx, tiles[j - 1])]
         n = beats = 0
         for t in inputs:
             # the first tile loads every input; later ones only what their moving levels index (the
             # rest stays in its half), so a tensor held whole in the array (no level indexes it) once
-            if prev_first or any(mv and d for mv, d in zip(moved, t.depends)):
+            if j == 0 or any(mv and d for mv, d in zip(moved, t.depends)):
                 bn, bb = bursts(t, b, ms.bus_bytes, tuple(i * f for i, f in zip(idx, grid.full)))
                 n, beats = n + bn, beats + bb
         moves.append((n, beats))

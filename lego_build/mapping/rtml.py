@@ -186,6 +186,20 @@ def order_trie(kernel: Kernel) -> OrderTrie:
 
 # ---------------------------------------------------------------- footprints (§3.2.7)
 
+def _window(terms: tuple[tuple[int, int, float], ...]) -> float | None:
+    """Distinct values of a two-term row ``c1*i1 + c2*i2`` whose reduced coefficients include a 1
+    (``ca * a + b``: windows of ``b`` consecutive values every ``ca``), else None. ``terms``:
+    ``(c, full extent, extent counted)``; the full extents decide whether windows overlap, the
+    counted ones (the full ones, or a Ruby grid's averages) give ``ca * (a - 1) + b`` or ``a * b``."""
+    (c1, f1, n1), (c2, f2, n2) = terms
+    g = gcd(c1, c2)
+    c1, c2 = c1 // g, c2 // g
+    for (ca, na), (cb, fb, nb) in (((c1, n1), (c2, f2, n2)), ((c2, n2), (c1, f1, n1))):
+        if cb == 1:
+            return ca * (na - 1) + nb if fb >= ca else na * nb
+    return None
+
+
 @lru_cache(maxsize=None)
 def _row_distinct(terms: tuple[tuple[int, int], ...]) -> int:
     """Distinct values of ``sum c*i`` over ``0 <= i < extent`` for the (c, extent) terms."""
@@ -194,13 +208,8 @@ def _row_distinct(terms: tuple[tuple[int, int], ...]) -> int:
         return 1
     if len(terms) == 1:
         return terms[0][1]
-    if len(terms) == 2:
-        (c1, e1), (c2, e2) = terms
-        g = gcd(c1, c2)
-        c1, c2 = c1 // g, c2 // g
-        for (ca, ea), (cb, eb) in (((c1, e1), (c2, e2)), ((c2, e2), (c1, e1))):
-            if cb == 1:  # values ca*a + b: windows of eb consecutive values every ca
-                return ca * (ea - 1) + eb if eb >= ca else ea * eb
+    if len(terms) == 2 and (n := _window(tuple((c, e, e) for c, e in terms))) is not None:
+        return int(n)
     values = {0}
     for c, e in terms:
         values = {v + c * i for v in values for i in range(e)}
@@ -209,21 +218,16 @@ def _row_distinct(terms: tuple[tuple[int, int], ...]) -> int:
 
 def average_row_distinct(terms: tuple[tuple[int, int, float], ...]) -> float:
     """:func:`_row_distinct` averaged over a Ruby tile grid: ``(c, full extent, average extent)``
-    per term. A one-dim row counts its average extent, and a window row ``ca * a + b`` its
-    ``ca * (a - 1) + b`` (or ``a * b`` with holes) at the average extents: both are affine in
-    each extent, so over a grid of independent extents their average is the count at the
-    averages (the halo of every partial tile counted: seed 002's remainders). Other rows scale
-    the full tile's count by the average/full ratio of each term."""
+    per term. A one-dim row counts its average extent, and a window row (:func:`_window`) its
+    count at the average extents: both are affine in each extent, so over a grid of independent
+    extents their average is the count at the averages (the halo of every partial tile counted:
+    seed 002's remainders). Other rows scale the full tile's count by the average/full ratio of
+    each term."""
     live = tuple(sorted((abs(c), f, a) for c, f, a in terms if c and f > 1))
     if len(live) == 1:
         return live[0][2]
-    if len(live) == 2:
-        (c1, f1, a1), (c2, f2, a2) = live
-        g = gcd(c1, c2)
-        c1, c2 = c1 // g, c2 // g
-        for (ca, fa, aa), (cb, fb, ab) in (((c1, f1, a1), (c2, f2, a2)), ((c2, f2, a2), (c1, f1, a1))):
-            if cb == 1:
-                return ca * (aa - 1) + ab if fb >= ca else aa * ab
+    if len(live) == 2 and (n := _window(live)) is not None:
+        return n
     return _row_distinct(tuple((c, f) for c, f, _ in live)) * prod(a / f for _, f, a in live)
 
 

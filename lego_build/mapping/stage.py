@@ -48,9 +48,9 @@ def link_conflict(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> str:
     Nor may the layer read apart two lanes that share a packed DRAM word under the dataflow
     (:func:`lego_build.frontend.packing.shares_conflict`).
     """
-    index = adg.dataflows.index(dataflow) if dataflow in adg.dataflows else -1
+    index = adg.dataflows.index(dataflow)
     for net in adg.nets:
-        if net.packs and index >= 0 and kernel.tensor(net.tensor).role == "in":
+        if net.packs and kernel.tensor(net.tensor).role == "in":
             reason = shares_conflict(kernel, net.tensor, dataflow, net.ports, net.packs[index])
             if reason:
                 return reason

@@ -75,6 +75,31 @@ def _matrix(tensor: TensorAccess) -> np.ndarray:
     return np.array(tensor.matrix, dtype=np.int64)
 
 
+@lru_cache(maxsize=64)
+def virtual_coords(df: Dataflow) -> np.ndarray:
+    """Every FU's virtual coordinates (eq. 3.2), indexed by its physical coordinates."""
+    fus = list(product(*(range(n) for n in df.shape)))
+    return np.array([df.to_virtual(fu) for fu in fus], dtype=np.int64).reshape(*df.shape, -1)
+
+
+@lru_cache(maxsize=1024)
+def first_indirect(matrix, df: Dataflow, d_s: int, pairs: tuple[tuple[Coord, Coord], ...]) -> int:
+    """The index of the first FU pair ``(src, dst)`` that is not one of :func:`candidate_links`'
+    direct links (eq. 4.1-4.2) of a tensor with access ``matrix`` under ``df``; -1 if all are.
+    The same test on the given pairs only, without enumerating the array's; memoised, since
+    every layer of a stride asks it again for each dataflow's links."""
+    if not pairs:
+        return -1
+    ends = np.array(pairs, dtype=np.int64)  # (pair, src/dst, axis)
+    ds = ends[:, 1] - ends[:, 0]
+    virt = virtual_coords(df)
+    dv = virt[tuple(ends[:, 1].T)] - virt[tuple(ends[:, 0].T)]
+    reuse = np.array(matrix, dtype=np.int64) @ np.array(df.m_s(), dtype=np.int64)
+    bias = np.array([df.t_bias(tuple(d)) for d in ds.tolist()], dtype=np.int64)  # eq. 3.6
+    ok = ds.any(axis=1) & (np.abs(ds).max(axis=1) <= d_s) & (bias >= 0) & ~(dv @ reuse.T).any(axis=1)
+    return -1 if ok.all() else int(np.argmin(ok))
+
+
 def candidate_links(kernel: Kernel, df: Dataflow, tensor: str, d_s: int, d_t: int,
                     with_delay: bool = True) -> tuple[tuple[Link, ...], tuple[DelaySolution, ...]]:
     """All direct and delay candidates of ``tensor`` (links) and the delay solutions found."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from lego_build.analysis.lowering import strided
+from lego_build.frontend.links import virtual_coords
 from lego_build.ir.dataflow import Dataflow
 from lego_build.ir.workload import Kernel
 
@@ -34,7 +35,10 @@ def _lane_keys(kernel: Kernel, tensor: str, df: Dataflow, ports) -> list[tuple[i
         on_axis = [any(d in depends and e > 1 for d, e in axis) for axis in df.axes]
         return [tuple(c if dep else 0 for c, dep in zip(fu, on_axis)) for fu in ports]
     m = np.array(access.matrix, dtype=np.int64) @ np.array(df.m_s(), dtype=np.int64)
-    return [tuple(int(v) for v in m @ np.array(df.to_virtual(fu), dtype=np.int64)) for fu in ports]
+    if not len(ports):
+        return []
+    fus = np.array(ports, dtype=np.int64).reshape(len(ports), -1)
+    return [tuple(row) for row in (virtual_coords(df)[tuple(fus.T)] @ m.T).tolist()]
 
 
 def lane_packs(kernel: Kernel, tensor: str, dataflows: tuple[Dataflow, ...], ports, port_dataflows) \

@@ -46,6 +46,9 @@ class Mapspace:
         self.dims = model.dims
         self.bound = model.bound
         self.top = self.n_levels - 1
+        self._chains: dict[tuple, bool] = {}
+        self._orders: dict[tuple, tuple] = {}
+        self._options: dict[tuple, tuple[int, ...]] = {}
 
     # ------------------------------------------------------------------ spatial
     def remainder_reason(self, dataflow: str = "") -> str:
@@ -106,14 +109,28 @@ class Mapspace:
 
     # ------------------------------------------------------------------ temporal factors
     def chain_ok(self, dim: str, spatial: dict[str, tuple[int, int]], tiles: tuple[int, ...]) -> bool:
-        """Is dim's tiling (levels inner -> outer given so far, the rest on top) in the space?"""
+        """Is dim's tiling (levels inner -> outer given so far, the rest on top) in the space?
+        (Memoised per dim, its unrolling and its tiles: every lattice step of a search asks.)"""
+        key = (dim, spatial.get(dim, (1, 1)), tiles)
+        if (ok := self._chains.get(key)) is None:
+            ok = self._chains[key] = self._chain_ok(dim, spatial, tiles)
+        return ok
+
+    def _chain_ok(self, dim: str, spatial: dict[str, tuple[int, int]], tiles: tuple[int, ...]) -> bool:
         s = Schedule(tuple(((dim, spatial[dim][a]),) if spatial.get(dim, (1, 1))[a] > 1 else () for a in (0, 1)),
                      ((dim, tiles),), ())
         tiling = dim_tiling(self.bound[dim], self.m.factors(s, dim), self.m.kinds)
         return tiling.size == self.bound[dim] and tiling.in_space(self.space)
 
     def level_options(self, dim: str, level: int, inner: tuple[int, ...], sp: dict[str, tuple[int, int]]) -> tuple[int, ...]:
-        """Factors of ``dim`` at temporal ``level`` given the factors of the levels inside it."""
+        """Factors of ``dim`` at temporal ``level`` given the factors of the levels inside it
+        (memoised: a search asks again for every partial schedule of its beam)."""
+        key = (dim, level, inner, sp.get(dim, (1, 1)))
+        if (out := self._options.get(key)) is None:
+            out = self._options[key] = self._level_options(dim, level, inner, sp)
+        return out
+
+    def _level_options(self, dim: str, level: int, inner: tuple[int, ...], sp) -> tuple[int, ...]:
         if level in self.rules.unit:
             return (1,)
         spatial = prod(sp.get(dim, (1, 1)))
@@ -126,7 +143,19 @@ class Mapspace:
         return tuple(p for p in out if self.chain_ok(dim, sp, inner + (p,)))
 
     def orders(self, level: int, moving: tuple[str, ...], pruned: bool, log=None) -> list[tuple[str, ...]]:
-        """Loop orders (outer -> inner) of the dims that iterate at ``level``; ``log(reason)`` gets each rejection."""
+        """Loop orders (outer -> inner) of the dims that iterate at ``level``; ``log(reason)`` gets each
+        rejection. The same (level, moving dims) recur across a search's tilings: memoised, with the
+        rejections replayed to ``log``."""
+        key = (level, moving, pruned)
+        if (memo := self._orders.get(key)) is None:
+            reasons: list[str] = []
+            memo = self._orders[key] = (self._orders_of(level, moving, pruned, reasons.append), reasons)
+        if log:
+            for reason in memo[1]:
+                log(reason)
+        return list(memo[0])
+
+    def _orders_of(self, level: int, moving: tuple[str, ...], pruned: bool, log) -> list[tuple[str, ...]]:
         fixed = dict(self.rules.order).get(level)
         inner = dict(self.rules.innermost).get(level, frozenset())
         name = self.h.levels[level].name
@@ -176,9 +205,10 @@ class Mapspace:
     def moving(self, s: Schedule, level: int) -> tuple[str, ...]:
         """Dims whose loop at ``level`` iterates more than once under ``s``."""
         j = self.m.t_pos[level]
+        tilings = self.m.tilings(s)
         out = []
         for d in self.dims:
-            it = dim_tiling(self.bound[d], self.m.factors(s, d), self.m.kinds).iterations()
+            it = tilings[d].iterations()
             if it[j] > (it[j - 1] if j else 1):
                 out.append(d)
         return tuple(out)

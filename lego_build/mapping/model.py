@@ -125,7 +125,10 @@ class Model:
 
     def __init__(self, kernel: Kernel, h: Hierarchy, operand_bits: int | None = None, tile_overhead: int = 0):
         self.kernel, self.h, self.tile_overhead = kernel, h, tile_overhead
-        self._fits: dict[tuple, Evaluation | None] = {}  # overflow() per (spatial, tiles)
+        self._fits: dict[tuple, Evaluation | None] = {}  # fits(): per full factors
+        self._dim: dict[tuple, tuple] = {}  # dim_tiling(): per (dim, its spatial factors, its tiles)
+        self._grids: dict[tuple, tuple] = {}  # _grid(): per (spatial, tiles)
+        self._levels: dict[tuple, Evaluation | None] = {}  # _level_overflow(): per (level, tile extents)
         self.pos = positions(h)
         self.kinds = tuple(k for k, _ in self.pos)
         self.t_pos = {lv: i for i, (k, lv) in enumerate(self.pos) if k == "T"}
@@ -139,12 +142,62 @@ class Model:
         top = len(h.levels) - 1
         self.holders = {t.name: tuple(i for i, lv in enumerate(h.levels) if self.roles[t.name] in lv.roles or i == top)
                         for t in kernel.tensors}
+        # per tensor: (tensor, output?, dims it depends on, its chain steps (child, parent, the child's
+        # first position, skip loops that do not index it?, spatial loops in between?)), MAC first
+        fan, n = h.fanout, len(self.pos)
+        self._chains = tuple(
+            (t, t.role == "out", self.rel[t.name], tuple(
+                (child, parent, n if child == MAC else self.t_pos[child],
+                 child != MAC or (h.operand_reuse and t.role != "out"), child < fan <= parent)
+                for child, parent in zip((MAC,) + self.holders[t.name], self.holders[t.name])))
+            for t in kernel.tensors)
 
     # ------------------------------------------------------------------ structure
     def factors(self, s: Schedule, dim: str) -> tuple[int, ...]:
         tiles = next((t for d, t in reversed(s.tiles) if d == dim), ())  # as dict(s.tiles).get(dim, ())
         axis = [prod(p for d, p in ax if d == dim) for ax in s.spatial] + [1, 1]
         return tuple(axis[lv] if kind == "S" else tiles[lv] if lv < len(tiles) else 1 for kind, lv in self.pos)
+
+    def dim_tiling(self, d: str, spatial: tuple[int, int], tiles: tuple[int, ...]) -> tuple[Tiling, tuple[int, ...]]:
+        """Dim ``d``'s Ruby tiling with ``spatial`` (rows, cols) and temporal ``tiles`` (inner ->
+        outer; the missing ones 1), and its full factor per position. A search asks the same
+        dim's factors for many schedules: memoised per model."""
+        key = (d, spatial, tiles)
+        if (out := self._dim.get(key)) is None:
+            f = tuple(spatial[lv] if kind == "S" else tiles[lv] if lv < len(tiles) else 1 for kind, lv in self.pos)
+            tl = dim_tiling(self.bound[d], f, self.kinds)
+            out = self._dim[key] = (tl, tuple(p for p, _ in tl.factors))
+        return out
+
+    def tilings(self, s: Schedule) -> dict[str, Tiling]:
+        """Each dim's Ruby tiling under ``s`` (:func:`dim_tiling` of :meth:`factors`)."""
+        return {d: t for d, (t, _) in self._dim_tilings(s).items()}
+
+    def _dim_tilings(self, s: Schedule) -> dict[str, tuple[Tiling, tuple[int, ...]]]:
+        axes: dict[str, list[int]] = {}
+        for a, entries in enumerate(s.spatial[:2]):
+            for d, p in entries:
+                axes.setdefault(d, [1, 1])[a] *= p
+        tiles = dict(s.tiles)
+        return {d: self.dim_tiling(d, tuple(axes.get(d, (1, 1))), tiles.get(d, ())) for d in self.dims}
+
+    def _grid(self, s: Schedule) -> tuple:
+        """What an evaluation needs of ``s``'s tiles but not of its loop orders (a search tries
+        several orders per tiling): the tilings, full factors, iterations and average trips per
+        dim, and memos for the blocks' extents and footprints; kept per (spatial, tiles)."""
+        key = (s.spatial, s.tiles)
+        if (g := self._grids.get(key)) is None:
+            both = self._dim_tilings(s)
+            tilings = {d: t for d, (t, _) in both.items()}
+            full = {d: f for d, (_, f) in both.items()}
+            iters = {d: tilings[d].iterations() for d in self.dims}
+            trip = {d: tuple(iters[d][j] / (iters[d][j - 1] if j else 1) for j in range(len(self.pos)))
+                    for d in self.dims}
+            fanout = prod(trip[d][j] for d in self.dims for j in self.s_pos)  # average active PEs per step
+            tiles = prod(iters[d][0] for d in self.dims)  # iterations of the outermost level: one controller run each
+            steps = prod(tilings[d].cycles() for d in self.dims)
+            g = self._grids[key] = (tilings, full, iters, trip, {}, {}, fanout, tiles, steps)
+        return g
 
     def check_spatial(self, s: Schedule) -> str:
         for axis, (name, size) in enumerate((("rows", self.h.rows), ("cols", self.h.cols))):
@@ -157,74 +210,66 @@ class Model:
         k, h = self.kernel, self.h
         if reason := self.check_spatial(s):
             return Evaluation(False, reason)
-        tilings = {d: dim_tiling(self.bound[d], self.factors(s, d), self.kinds) for d in self.dims}
-        full = {d: tuple(p for p, _ in tilings[d].factors) for d in self.dims}
-        iters = {d: tilings[d].iterations() for d in self.dims}
-        trip = {d: tuple(iters[d][j] / (iters[d][j - 1] if j else 1) for j in range(len(self.pos)))
-                for d in self.dims}
+        tilings, full, iters, trip, blocks, words, grid_fanout, tiles, steps = self._grid(s)
         if (over := self.overflow(s, full)) is not None:
             return over
-        # ---- loops, outer -> inner: (dim, position, spatial?)
+        # ---- loops, outer -> inner: (dim, position, spatial?, average trips); cut[j]: loops above position j
         order = {lv: tuple(o) for lv, o in enumerate(s.orders)}
-        loops = []
+        loops, cut = [], []
         for j, (kind, lv) in enumerate(self.pos):
+            cut.append(len(loops))
             if kind == "S":
-                loops += [(d, j, True) for d, _ in (s.spatial[lv] if lv < len(s.spatial) else ())]
+                loops += [(d, True, trip[d][j]) for d, _ in (s.spatial[lv] if lv < len(s.spatial) else ())]
             else:
                 names = order.get(lv, self.dims)
-                loops += [(d, j, False) for d in (*names, *(x for x in self.dims if x not in names))]
-        macs = k.macs
+                loops += [(d, False, trip[d][j]) for d in (*names, *(x for x in self.dims if x not in names))]
+        cut.append(len(loops))
         acc: dict[tuple[int, str], list[float]] = {}
         network: dict[str, float] = {}
+        fanout = grid_fanout  # average active PEs per step
 
-        outputs = {t.name for t in k.tensors if t.role == "out"}
-        fanout = prod(trip[d][j] for d in self.dims for j in self.s_pos)  # average active PEs per step
-        blocks: dict[tuple[int, bool], tuple] = {}
+        def footprint(tname: str, start: int, spatial: bool = False) -> float:
+            if (key := (tname, start, spatial)) not in words:
+                words[key] = self._words(k.tensor(tname), start, full, trip, blocks, spatial)
+            return words[key]
 
-        def count(tname: str, child: int, parent: int) -> tuple[float, float, bool]:
-            """(words into the child's blocks, distinct words at the parent, spatial in between)."""
-            rel = self.rel[tname]
-            start = len(self.pos) if child == MAC else self.t_pos[child]
-            region = [lp for lp in loops if lp[1] < start]
-            skip, mult = child != MAC or (self.h.operand_reuse and tname not in outputs), 1.0
-            for d, j, spatial in reversed(region):
-                t = trip[d][j]
-                if spatial:
-                    mult *= t
-                elif skip and (d not in rel or t <= 1.0):
-                    continue
-                else:
-                    skip = False
-                    mult *= t
-            between = child < h.fanout <= parent
-            fills = self._words(k.tensor(tname), start, full, trip, blocks) * mult
-            if not between:
-                return fills, fills, False
-            widen = self._words(k.tensor(tname), start, full, trip, blocks, spatial=True)
-            return fills, widen * mult / fanout, True
-
-        def add(m: int, tname: str, reads: float, writes: float) -> None:
-            cur = acc.setdefault((m, tname), [0.0, 0.0])
-            cur[0] += reads
-            cur[1] += writes
-
-        for t in k.tensors:
-            chain = (MAC,) + self.holders[t.name]
-            out = t.role == "out"
-            for child, parent in zip(chain, chain[1:]):
-                fills, distinct, between = count(t.name, child, parent)
+        # (words into the child's blocks, distinct words at the parent) per chain step: the child's
+        # block times the trips of the loops outside it, the innermost ones that do not index the
+        # tensor skipped (stationarity), spatial ones always counted
+        for t, out, rel, steps_of in self._chains:
+            tname = t.name
+            for child, parent, start, skip, between in steps_of:
+                mult = 1.0
+                for n in range(cut[start] - 1, -1, -1):
+                    d, spatial, tr = loops[n]
+                    if spatial:
+                        mult *= tr
+                    elif skip and (d not in rel or tr <= 1.0):
+                        continue
+                    else:
+                        skip = False
+                        mult *= tr
+                fills = footprint(tname, start) * mult
                 if between:
-                    network[t.name] = network.get(t.name, 0.0) + fills
+                    distinct = footprint(tname, start, True) * mult / fanout
+                    network[tname] = network.get(tname, 0.0) + fills
+                else:
+                    distinct = fills
                 if out:
                     reload = max(0.0, distinct - t.size)
-                    add(parent, t.name, reload, distinct)
+                    cur = acc.setdefault((parent, tname), [0.0, 0.0])
+                    cur[0] += reload
+                    cur[1] += distinct
                     if child != MAC:
-                        add(child, t.name, fills, reload)
+                        cur = acc.setdefault((child, tname), [0.0, 0.0])
+                        cur[0] += fills
+                        cur[1] += reload
                 else:
-                    add(parent, t.name, distinct, 0.0)
+                    acc.setdefault((parent, tname), [0.0, 0.0])[0] += distinct
                     if child != MAC:
-                        add(child, t.name, 0.0, fills)
+                        acc.setdefault((child, tname), [0.0, 0.0])[1] += fills
         # ---- energy
+        macs = k.macs
         breakdown = [("mac", "mac", macs * h.mac_pj)]
         accesses = []
         traffic = [0.0] * len(h.levels)
@@ -236,8 +281,6 @@ class Model:
         for tname, words in sorted(network.items()):
             breakdown.append(("network", self.roles[tname], words * k.tensor(tname).bits / 16 * h.hop_pj))
         # ---- latency
-        tiles = prod(iters[d][0] for d in self.dims)  # iterations of the outermost level: one controller run each
-        steps = prod(tilings[d].cycles() for d in self.dims)
         compute = steps + tiles * self.tile_overhead
         cycles, level_cycles = self.roofline(compute, traffic)
         return Evaluation(
@@ -280,34 +323,42 @@ class Model:
         """The rejection of a schedule whose tiles do not fit (None when they all fit). The answer
         depends on the spatial unrolling and the tiles only (not the loop orders): kept per model.
         ``full`` is the schedule's per-dimension factors when the caller has them."""
-        key = (s.spatial, s.tiles)
-        if key not in self._fits:
-            if reason := self.check_spatial(s):
-                self._fits[key] = Evaluation(False, reason)
-            else:
-                self._fits[key] = self._overflow(full or {
-                    d: tuple(p for p, _ in dim_tiling(self.bound[d], self.factors(s, d), self.kinds).factors)
-                    for d in self.dims})
+        if reason := self.check_spatial(s):
+            return Evaluation(False, reason)
+        if full is None:
+            full = {d: f for d, (_, f) in self._dim_tilings(s).items()}
+        return self.fits(tuple(full[d] for d in self.dims))
+
+    def fits(self, full: tuple[tuple[int, ...], ...]) -> Evaluation | None:
+        """:meth:`overflow` of the full factors per position of every dim (kernel dim order),
+        the spatial unrolling already checked; memoised per model."""
+        if (key := full) not in self._fits:
+            self._fits[key] = self._overflow(full)
         return self._fits[key]
 
-    def _overflow(self, full) -> Evaluation | None:
-        k, h = self.kernel, self.h
-        for m, lv in enumerate(h.levels[:-1]):
-            inside = range(self.t_pos[m], len(self.pos))
-            used: dict[str, int] = {}
-            sizes: list[int] | None = None  # the level's tile extent per dimension (the same for every tensor)
-            for t in k.tensors:
-                r = self.roles[t.name]
-                if r not in lv.roles:
-                    continue
-                if sizes is None:
-                    sizes = [prod(full[d][j] for j in inside) for d in self.dims]
+    def _overflow(self, full: tuple[tuple[int, ...], ...]) -> Evaluation | None:
+        for m in range(len(self.h.levels) - 1):
+            start = self.t_pos[m]
+            sizes = tuple(prod(f[start:]) for f in full)  # the level's tile extent per dim
+            if (key := (m, sizes)) not in self._levels:
+                self._levels[key] = self._level_overflow(m, sizes)
+            if self._levels[key] is not None:
+                return self._levels[key]
+        return None
+
+    def _level_overflow(self, m: int, sizes: tuple[int, ...]) -> Evaluation | None:
+        """The rejection of a tile of extents ``sizes`` at memory level ``m`` (None when it fits)."""
+        lv = self.h.levels[m]
+        used: dict[str, int] = {}
+        for t in self.kernel.tensors:
+            r = self.roles[t.name]
+            if r in lv.roles:
                 used[r] = used.get(r, 0) + ceil(tensor_footprint(t, sizes) * t.bits / 8)
-            checks = ([(f"{lv.name} ({r})", used[r], lv.capacity(r) or 0) for r in used] if lv.partition
-                      else [(lv.name, sum(used.values()), lv.size_bytes)] if used and lv.size_bytes is not None else [])
-            for name, need, cap in checks:
-                if need > cap:
-                    return Evaluation(False, f"{name}: the tile needs {need} B > {cap} B", need=(name, need, cap))
+        checks = ([(f"{lv.name} ({r})", used[r], lv.capacity(r) or 0) for r in used] if lv.partition
+                  else [(lv.name, sum(used.values()), lv.size_bytes)] if used and lv.size_bytes is not None else [])
+        for name, need, cap in checks:
+            if need > cap:
+                return Evaluation(False, f"{name}: the tile needs {need} B > {cap} B", need=(name, need, cap))
         return None
 
     def _words(self, t: TensorAccess, start: int, full, trip, memo: dict, spatial: bool = False) -> float:

@@ -256,10 +256,14 @@ class Rtml(Search):
             return {d: tiles[d] + (o[i],) for d, o, i in zip(ms.dims, opts, idx)}
 
         memo: dict[tuple[int, ...], bool] = {}
+        # each dim's full factors per option (as ms.m.overflow would tile the padded schedule)
+        full = [[ms.m.dim_tiling(d, sp.get(d, (1, 1)), tiles[d] + (p,) + (1,) * (ms.top - len(tiles[d]) - 1))[1]
+                 for p in o] for d, o in zip(ms.dims, opts)]
+        unrolled = not ms.m.check_spatial(ms.schedule(spatial, pad(make(idx0), ms.top), {}))
 
         def fits(idx) -> bool:
             if idx not in memo:
-                memo[idx] = ms.m.overflow(ms.schedule(spatial, pad(make(idx), ms.top), {})) is None
+                memo[idx] = unrolled and ms.m.fits(tuple(f[i] for f, i in zip(full, idx))) is None
             return memo[idx]
 
         if not fits(idx0):  # not even the smallest tile fits: record why (and the size it needs)

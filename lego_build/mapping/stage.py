@@ -16,7 +16,7 @@ from lego_build.analysis.stage import layers_of
 from lego_build.backend.interface import host_map, soc_map
 from lego_build.config.schema import LegoConfig
 from lego_build.errors import InputError
-from lego_build.frontend.links import candidate_links
+from lego_build.frontend.links import first_indirect
 from lego_build.frontend.packing import shares_conflict
 from lego_build.fulang.kinds import FUS
 from lego_build.ir.adg import ADG
@@ -55,14 +55,11 @@ def link_conflict(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> str:
             if reason:
                 return reason
         used = [lk for lk in net.links if dataflow.name in lk.dataflows and lk.kind == "direct"]
-        if not used:
-            continue
-        own = {(lk.src, lk.dst, lk.kind) for lk in
-               candidate_links(kernel, dataflow, net.tensor, dataflow.reach(arch.d_s), arch.d_t, with_delay=False)[0]}
-        for lk in used:
-            if (lk.src, lk.dst, lk.kind) not in own:
-                ds = tuple(b - a for a, b in zip(lk.src, lk.dst))
-                return f"tensor {net.tensor} cannot use the array's {lk.kind} link Δs={ds} under dataflow {dataflow.name}"
+        bad = first_indirect(kernel.tensor(net.tensor).matrix, dataflow, dataflow.reach(arch.d_s),
+                             tuple((lk.src, lk.dst) for lk in used))
+        if bad >= 0:
+            ds = tuple(b - a for a, b in zip(used[bad].src, used[bad].dst))
+            return f"tensor {net.tensor} cannot use the array's direct link Δs={ds} under dataflow {dataflow.name}"
     return ""
 
 

@@ -57,7 +57,7 @@ from lego_build.mapping.rtml import (
     Order,
     OrderCandidate,
     _row_distinct,
-    _row_terms,
+    row_terms,
     _tensor_footprint,
     order_trie,
     tensor_footprint,
@@ -159,7 +159,7 @@ def tile_search(kernel: Kernel, capacity: int, dims: Iterable[str] | None = None
         steps.append(tuple(b * f for f in divisors(d.bound // b)) if d.name in grow else (b,))
     key = lambda idx: tuple((n, steps[i][j]) for i, (n, j) in enumerate(zip(names, idx)))  # noqa: E731
 
-    rows = [row for t in kernel.tensors for row in _row_terms(t)]
+    rows = [row for t in kernel.tensors for row in row_terms(t)]
     per_tensor = [len(t.matrix) for t in kernel.tensors]
 
     @lru_cache(maxsize=None)

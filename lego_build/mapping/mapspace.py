@@ -5,13 +5,14 @@ chains stay in the PFM / Ruby space, loop orders), which the searches of
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import permutations
 from math import ceil, prod
 
 from lego_build.ir.mapping import Schedule
 from lego_build.ir.workload import Dim, Kernel
 from lego_build.mapping.factors import useful
-from lego_build.mapping.model import Model, dim_tiling
+from lego_build.mapping.model import Model
 from lego_build.mapping.rtml import order_trie
 from lego_build.mapping.tiling import imperfect_allowed
 
@@ -23,6 +24,12 @@ def per_dim_spatial(spatial) -> dict[str, tuple[int, int]]:
         for d, f in entries:
             out.setdefault(d, [1, 1])[axis] *= f
     return {d: (a, b) for d, (a, b) in out.items()}
+
+
+@lru_cache(maxsize=256)
+def _trie(kernel: Kernel):
+    """:func:`order_trie`, pure: a layer's dataflows ask it again for the same moving dims."""
+    return order_trie(kernel)
 
 
 @dataclass(frozen=True)
@@ -117,9 +124,7 @@ class Mapspace:
         return ok
 
     def _chain_ok(self, dim: str, spatial: dict[str, tuple[int, int]], tiles: tuple[int, ...]) -> bool:
-        s = Schedule(tuple(((dim, spatial[dim][a]),) if spatial.get(dim, (1, 1))[a] > 1 else () for a in (0, 1)),
-                     ((dim, tiles),), ())
-        tiling = dim_tiling(self.bound[dim], self.m.factors(s, dim), self.m.kinds)
+        tiling = self.m.dim_tiling(dim, spatial.get(dim, (1, 1)), tiles).tiling
         return tiling.size == self.bound[dim] and tiling.in_space(self.space)
 
     def level_options(self, dim: str, level: int, inner: tuple[int, ...], sp: dict[str, tuple[int, int]]) -> tuple[int, ...]:
@@ -166,7 +171,7 @@ class Mapspace:
         if pruned:
             k = self.m.kernel
             sub = Kernel(k.name, tuple(Dim(d.name, 2 if d.name in moving else 1) for d in k.dims), k.tensors)
-            trie = order_trie(sub)
+            trie = _trie(sub)
             if log:
                 for rej in trie.rejected:
                     log(f"{name}: orders ending {'/'.join(rej.prefix)} pruned by {rej.rule}: {rej.reason}")

@@ -52,7 +52,7 @@ from math import ceil, prod
 from lego_build.ir.mapping import Schedule, score
 from lego_build.ir.memory import Hierarchy
 from lego_build.ir.workload import Kernel, TensorAccess
-from lego_build.mapping.rtml import average_footprint, tensor_footprint
+from lego_build.mapping.rtml import average_footprint, row_footprint, row_terms
 from lego_build.mapping.tiling import Level, Tiling
 
 MAC = -1  # the pseudo-level below every memory
@@ -88,6 +88,55 @@ def dim_tiling(D: int, factors: tuple[int, ...], kinds: tuple[str, ...]) -> Tili
             pairs[k] = (r, r)
         parents = (parents - 1) * pairs[k][0] + pairs[k][1]
     return Tiling(tuple(Level("spatial" if kd == "S" else "temporal") for kd in kinds), tuple(pairs))
+
+
+class DimTiling:
+    """One dim's :class:`Tiling` under a model's positions and its full factor per position;
+    on demand (:meth:`derived`) its iterations, average trips and time steps, and the block
+    extents per set of positions (memoised: many schedules share a dim's tiling)."""
+
+    __slots__ = ("tiling", "full", "_derived", "_extents")
+
+    def __init__(self, tiling: Tiling):
+        self.tiling = tiling
+        self.full = tuple(p for p, _ in tiling.factors)
+        self._derived: tuple | None = None
+        self._extents: dict[tuple[int, ...], tuple[int, float]] = {}
+
+    def derived(self) -> tuple[tuple[int, ...], tuple[float, ...], int]:
+        """(iterations, average trips, time steps) per position."""
+        if self._derived is None:
+            iters = self.tiling.iterations()
+            self._derived = (iters, tuple(t / (iters[j - 1] if j else 1) for j, t in enumerate(iters)),
+                             self.tiling.cycles())
+        return self._derived
+
+    def extent(self, inside: tuple[int, ...]) -> tuple[int, float]:
+        """(full, average) extent of a block made of the positions ``inside``."""
+        if (e := self._extents.get(inside)) is None:
+            trip = self.derived()[1]
+            e = self._extents[inside] = (prod(self.full[j] for j in inside), prod(trip[j] for j in inside))
+        return e
+
+
+@dataclass(slots=True)
+class Grid:
+    """What evaluations of a schedule's spatial unrolling and tiles share, whatever the loop
+    orders (a search tries several per tiling): each dim's :class:`DimTiling`, the rejection if a
+    tile does not fit, the dims that iterate at each position (dims order; an array axis: its
+    own), the average active PEs per step, the controller runs (outermost iterations) and time
+    steps, the tilings as reported, and memos of block extents and of evaluations per loop nest."""
+
+    dims: dict[str, DimTiling]
+    trip: dict[str, tuple[float, ...]]
+    overflow: Evaluation | None
+    movers: tuple[tuple[str, ...], ...]
+    fanout: float
+    tiles: int
+    steps: int
+    tilings: tuple[tuple[str, Tiling], ...]
+    blocks: dict
+    nests: dict
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,14 +177,22 @@ class Model:
         self._fits: dict[tuple, Evaluation | None] = {}  # fits(): per full factors
         self._dim: dict[tuple, tuple] = {}  # dim_tiling(): per (dim, its spatial factors, its tiles)
         self._grids: dict[tuple, tuple] = {}  # _grid(): per (spatial, tiles)
-        self._levels: dict[tuple, Evaluation | None] = {}  # _level_overflow(): per (level, tile extents)
+        self._spatial: dict[tuple, str] = {}  # check_spatial(): per unrolling
+        self._levels: dict[tuple, Evaluation | None] = {}
+        self._footprints: dict[tuple, float] = {}  # _words(): per (tensor, block extents)  # _level_overflow(): per (level, tile extents)
         self.pos = positions(h)
         self.kinds = tuple(k for k, _ in self.pos)
         self.t_pos = {lv: i for i, (k, lv) in enumerate(self.pos) if k == "T"}
         self.s_pos = tuple(i for i, (k, _) in enumerate(self.pos) if k == "S")
         self.dims = tuple(d.name for d in kernel.dims)
+        # a block's positions: those >= start, plus (spatial) the array's above it
+        self._inside = {(start, spatial): tuple(range(start, len(self.pos))) + tuple(
+            j for j in self.s_pos if spatial and j < start) for start in range(len(self.pos) + 1)
+            for spatial in (False, True)}
         self.bound = {d.name: d.bound for d in kernel.dims}
         self.roles = {t.name: role(kernel, t) for t in kernel.tensors}
+        self._tensors = {t.name: t for t in kernel.tensors}
+        self._rows = {t.name: row_terms(t) for t in kernel.tensors}  # footprints: rtml.row_footprint
         self.rel = {t.name: frozenset(d.name for i, d in enumerate(kernel.dims) if t.depends_on(i))
                     for t in kernel.tensors}
         self.final_bits = operand_bits or max(t.bits for t in kernel.inputs)
@@ -158,22 +215,21 @@ class Model:
         axis = [prod(p for d, p in ax if d == dim) for ax in s.spatial] + [1, 1]
         return tuple(axis[lv] if kind == "S" else tiles[lv] if lv < len(tiles) else 1 for kind, lv in self.pos)
 
-    def dim_tiling(self, d: str, spatial: tuple[int, int], tiles: tuple[int, ...]) -> tuple[Tiling, tuple[int, ...]]:
+    def dim_tiling(self, d: str, spatial: tuple[int, int], tiles: tuple[int, ...]) -> DimTiling:
         """Dim ``d``'s Ruby tiling with ``spatial`` (rows, cols) and temporal ``tiles`` (inner ->
-        outer; the missing ones 1), and its full factor per position. A search asks the same
-        dim's factors for many schedules: memoised per model."""
+        outer; the missing ones 1). A search asks the same dim's factors for many schedules:
+        memoised per model."""
         key = (d, spatial, tiles)
         if (out := self._dim.get(key)) is None:
             f = tuple(spatial[lv] if kind == "S" else tiles[lv] if lv < len(tiles) else 1 for kind, lv in self.pos)
-            tl = dim_tiling(self.bound[d], f, self.kinds)
-            out = self._dim[key] = (tl, tuple(p for p, _ in tl.factors))
+            out = self._dim[key] = DimTiling(dim_tiling(self.bound[d], f, self.kinds))
         return out
 
     def tilings(self, s: Schedule) -> dict[str, Tiling]:
         """Each dim's Ruby tiling under ``s`` (:func:`dim_tiling` of :meth:`factors`)."""
-        return {d: t for d, (t, _) in self._dim_tilings(s).items()}
+        return {d: t.tiling for d, t in self._dim_tilings(s).items()}
 
-    def _dim_tilings(self, s: Schedule) -> dict[str, tuple[Tiling, tuple[int, ...]]]:
+    def _dim_tilings(self, s: Schedule) -> dict[str, DimTiling]:
         axes: dict[str, list[int]] = {}
         for a, entries in enumerate(s.spatial[:2]):
             for d, p in entries:
@@ -181,25 +237,29 @@ class Model:
         tiles = dict(s.tiles)
         return {d: self.dim_tiling(d, tuple(axes.get(d, (1, 1))), tiles.get(d, ())) for d in self.dims}
 
-    def _grid(self, s: Schedule) -> tuple:
-        """What an evaluation needs of ``s``'s tiles but not of its loop orders (a search tries
-        several orders per tiling): the tilings, full factors, iterations and average trips per
-        dim, and memos for the blocks' extents and footprints; kept per (spatial, tiles)."""
+    def _grid(self, s: Schedule) -> Grid:
+        """:class:`Grid` of ``s``'s spatial unrolling and tiles (kept per model)."""
         key = (s.spatial, s.tiles)
         if (g := self._grids.get(key)) is None:
-            both = self._dim_tilings(s)
-            tilings = {d: t for d, (t, _) in both.items()}
-            full = {d: f for d, (_, f) in both.items()}
-            iters = {d: tilings[d].iterations() for d in self.dims}
-            trip = {d: tuple(iters[d][j] / (iters[d][j - 1] if j else 1) for j in range(len(self.pos)))
-                    for d in self.dims}
-            fanout = prod(trip[d][j] for d in self.dims for j in self.s_pos)  # average active PEs per step
-            tiles = prod(iters[d][0] for d in self.dims)  # iterations of the outermost level: one controller run each
-            steps = prod(tilings[d].cycles() for d in self.dims)
-            g = self._grids[key] = (tilings, full, iters, trip, {}, {}, fanout, tiles, steps)
+            dims = self._dim_tilings(s)
+            derived = {d: t.derived() for d, t in dims.items()}  # (iterations, trips, steps)
+            trip = {d: x[1] for d, x in derived.items()}
+            spatial = [tuple(d for d, _ in axis) for axis in s.spatial[:2]] + [(), ()]
+            g = self._grids[key] = Grid(
+                dims=dims, trip=trip, overflow=self.overflow(s, {d: t.full for d, t in dims.items()}),
+                movers=tuple(tuple(d for d in (spatial[lv] if kind == "S" else self.dims) if trip[d][j] != 1.0)
+                             for j, (kind, lv) in enumerate(self.pos)),
+                fanout=prod(trip[d][j] for d in self.dims for j in self.s_pos),
+                tiles=prod(derived[d][0][0] for d in self.dims), steps=prod(derived[d][2] for d in self.dims),
+                tilings=tuple(sorted((d, t.tiling) for d, t in dims.items())), blocks={}, nests={})
         return g
 
     def check_spatial(self, s: Schedule) -> str:
+        if (reason := self._spatial.get(s.spatial)) is None:
+            reason = self._spatial[s.spatial] = self._check_spatial(s)
+        return reason
+
+    def _check_spatial(self, s: Schedule) -> str:
         for axis, (name, size) in enumerate((("rows", self.h.rows), ("cols", self.h.cols))):
             used = prod(p for _, p in s.spatial[axis]) if axis < len(s.spatial) else 1
             if used > size:
@@ -210,28 +270,31 @@ class Model:
         k, h = self.kernel, self.h
         if reason := self.check_spatial(s):
             return Evaluation(False, reason)
-        tilings, full, iters, trip, blocks, words, grid_fanout, tiles, steps = self._grid(s)
-        if (over := self.overflow(s, full)) is not None:
-            return over
-        # ---- loops, outer -> inner: (dim, position, spatial?, average trips); cut[j]: loops above position j
-        order = {lv: tuple(o) for lv, o in enumerate(s.orders)}
+        g = self._grid(s)
+        if g.overflow is not None:
+            return g.overflow
+        dims, blocks, trip = g.dims, g.blocks, g.trip
+        # ---- loops, outer -> inner: (dim, spatial?, average trips); cut[j]: loops above position j.
+        # A loop of one trip changes no count below (x 1.0, and a stationary block stays so): left out.
         loops, cut = [], []
         for j, (kind, lv) in enumerate(self.pos):
             cut.append(len(loops))
-            if kind == "S":
-                loops += [(d, True, trip[d][j]) for d, _ in (s.spatial[lv] if lv < len(s.spatial) else ())]
-            else:
-                names = order.get(lv, self.dims)
-                loops += [(d, False, trip[d][j]) for d in (*names, *(x for x in self.dims if x not in names))]
+            movers = g.movers[j]
+            if kind == "T" and len(movers) > 1 and lv < len(s.orders) and s.orders[lv]:
+                listed = s.orders[lv]
+                movers = (*(d for d in listed if d in movers), *(d for d in movers if d not in listed))
+            loops += [(d, kind == "S", trip[d][j]) for d in movers]
         cut.append(len(loops))
+        if (same := g.nests.get(nest := (tuple(loops), tuple(cut)))) is not None:
+            return same  # another order of loops that iterate once: the same nest, the same counts
         acc: dict[tuple[int, str], list[float]] = {}
         network: dict[str, float] = {}
-        fanout = grid_fanout  # average active PEs per step
+        fanout = g.fanout  # average active PEs per step
 
-        def footprint(tname: str, start: int, spatial: bool = False) -> float:
-            if (key := (tname, start, spatial)) not in words:
-                words[key] = self._words(k.tensor(tname), start, full, trip, blocks, spatial)
-            return words[key]
+        def footprint(t: TensorAccess, start: int, spatial: bool = False) -> float:
+            if (key := (start, spatial)) not in blocks:
+                blocks[key] = tuple(dims[d].extent(self._inside[key]) for d in self.dims)
+            return self._words(t, blocks[key])
 
         # (words into the child's blocks, distinct words at the parent) per chain step: the child's
         # block times the trips of the loops outside it, the innermost ones that do not index the
@@ -249,9 +312,9 @@ class Model:
                     else:
                         skip = False
                         mult *= tr
-                fills = footprint(tname, start) * mult
+                fills = footprint(t, start) * mult
                 if between:
-                    distinct = footprint(tname, start, True) * mult / fanout
+                    distinct = footprint(t, start, True) * mult / fanout
                     network[tname] = network.get(tname, 0.0) + fills
                 else:
                     distinct = fills
@@ -279,21 +342,22 @@ class Model:
             accesses.append((h.levels[m].name, self.roles[tname], reads, writes))
             traffic[m] += bits
         for tname, words in sorted(network.items()):
-            breakdown.append(("network", self.roles[tname], words * k.tensor(tname).bits / 16 * h.hop_pj))
+            breakdown.append(("network", self.roles[tname], words * self._tensors[tname].bits / 16 * h.hop_pj))
         # ---- latency
-        compute = steps + tiles * self.tile_overhead
+        compute = g.steps + g.tiles * self.tile_overhead
         cycles, level_cycles = self.roofline(compute, traffic)
-        return Evaluation(
+        g.nests[nest] = Evaluation(
             valid=True, energy_pj=sum(pj for *_, pj in breakdown), breakdown=tuple(breakdown),
             accesses=tuple(accesses), compute_cycles=compute, level_cycles=tuple(level_cycles), cycles=cycles,
-            utilization=macs / (steps * h.pes), tilings=tuple(sorted(tilings.items())),
+            utilization=macs / (g.steps * h.pes), tilings=g.tilings,
         )
+        return g.nests[nest]
 
     def price(self, m: int, tname: str, reads: float, writes: float) -> tuple[float, float]:
         """(pJ, bits moved) of ``reads`` and ``writes`` of tensor ``tname``'s words at level ``m``: a
         per-PE register file moves one word per access, a shared memory packs words into its port;
         DRAM takes an output's first write of each element at the operand width."""
-        lv, t = self.h.levels[m], self.kernel.tensor(tname)
+        lv, t = self.h.levels[m], self._tensors[tname]
         r_bits, w_bits = reads * t.bits, writes * t.bits
         if m == len(self.h.levels) - 1 and t.role == "out":
             w_bits = min(writes, t.size) * self.final_bits + max(0.0, writes - t.size) * t.bits
@@ -326,7 +390,7 @@ class Model:
         if reason := self.check_spatial(s):
             return Evaluation(False, reason)
         if full is None:
-            full = {d: f for d, (_, f) in self._dim_tilings(s).items()}
+            full = {d: t.full for d, t in self._dim_tilings(s).items()}
         return self.fits(tuple(full[d] for d in self.dims))
 
     def fits(self, full: tuple[tuple[int, ...], ...]) -> Evaluation | None:
@@ -346,6 +410,12 @@ class Model:
                 return self._levels[key]
         return None
 
+    def level_fits(self, m: int, sizes: tuple[int, ...]) -> bool:
+        """Does a tile of extents ``sizes`` (kernel dim order) fit memory level ``m``? (memoised)"""
+        if (key := (m, sizes)) not in self._levels:
+            self._levels[key] = self._level_overflow(m, sizes)
+        return self._levels[key] is None
+
     def _level_overflow(self, m: int, sizes: tuple[int, ...]) -> Evaluation | None:
         """The rejection of a tile of extents ``sizes`` at memory level ``m`` (None when it fits)."""
         lv = self.h.levels[m]
@@ -353,7 +423,7 @@ class Model:
         for t in self.kernel.tensors:
             r = self.roles[t.name]
             if r in lv.roles:
-                used[r] = used.get(r, 0) + ceil(tensor_footprint(t, sizes) * t.bits / 8)
+                used[r] = used.get(r, 0) + ceil(row_footprint(self._rows[t.name], sizes) * t.bits / 8)
         checks = ([(f"{lv.name} ({r})", used[r], lv.capacity(r) or 0) for r in used] if lv.partition
                   else [(lv.name, sum(used.values()), lv.size_bytes)] if used and lv.size_bytes is not None else [])
         for name, need, cap in checks:
@@ -361,18 +431,12 @@ class Model:
                 return Evaluation(False, f"{name}: the tile needs {need} B > {cap} B", need=(name, need, cap))
         return None
 
-    def _words(self, t: TensorAccess, start: int, full, trip, memo: dict, spatial: bool = False) -> float:
-        """Average footprint of ``t``'s block made of positions ``>= start`` (plus the spatial ones).
-        ``memo`` (one per schedule) keeps the block's extents per ``(start, spatial)``: they do not
-        depend on the tensor."""
-        key = (start, spatial)
-        if key not in memo:
-            inside = [j for j in range(start, len(self.pos))]
-            if spatial:
-                inside += [j for j in self.s_pos if j < start]
-            memo[key] = tuple((prod(full[d][j] for j in inside), prod(trip[d][j] for j in inside))
-                              for d in self.dims)
-        extents = memo[key]
-        if all(f == a for f, a in extents):
-            return tensor_footprint(t, [f for f, _ in extents])
-        return average_footprint(t, [f for f, _ in extents], [a for _, a in extents])
+    def _words(self, t: TensorAccess, extents: tuple[tuple[int, float], ...]) -> float:
+        """Average footprint of ``t``'s block of ``extents`` (full, average) per dim (memoised)."""
+        if (words := self._footprints.get(key := (t.name, extents))) is None:
+            if all(f == a for f, a in extents):
+                words = row_footprint(self._rows[t.name], [f for f, _ in extents])
+            else:
+                words = average_footprint(t, [f for f, _ in extents], [a for _, a in extents])
+            self._footprints[key] = words
+        return words

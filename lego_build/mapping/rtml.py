@@ -232,20 +232,26 @@ def average_row_distinct(terms: tuple[tuple[int, int, float], ...]) -> float:
 
 
 @lru_cache(maxsize=None)
-def _row_terms(tensor: TensorAccess) -> tuple[tuple[tuple[int, int], ...], ...]:
+def row_terms(tensor: TensorAccess) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """Per data row of ``tensor``, its ``(dim index, coefficient)`` terms."""
     return tuple(tuple((i, c) for i, c in enumerate(row) if c) for row in tensor.matrix)
+
+
+def row_footprint(rows: tuple[tuple[tuple[int, int], ...], ...], sizes: Sequence[int]) -> int:
+    """:func:`tensor_footprint` from the tensor's :func:`row_terms` (a cost model keeps them)."""
+    return prod(_row_distinct(tuple((c, sizes[i]) for i, c in row)) for row in rows)
 
 
 @lru_cache(maxsize=1 << 18)
 def _tensor_footprint(tensor: TensorAccess, sizes: tuple[int, ...]) -> int:
-    return prod(_row_distinct(tuple((c, sizes[i]) for i, c in row)) for row in _row_terms(tensor))
+    return row_footprint(row_terms(tensor), sizes)
 
 
 def average_footprint(tensor: TensorAccess, full: Sequence[int], average: Sequence[float]) -> float:
     """:func:`tensor_footprint` averaged over the tiles of a Ruby tiling whose tiles have extents
     ``full`` and, on average, ``average`` (kernel dim order): row by row,
     :func:`average_row_distinct`."""
-    return prod(average_row_distinct(tuple((c, full[i], average[i]) for i, c in row)) for row in _row_terms(tensor))
+    return prod(average_row_distinct(tuple((c, full[i], average[i]) for i, c in row)) for row in row_terms(tensor))
 
 
 def tensor_footprint(tensor: TensorAccess, sizes: Sequence[int]) -> int:

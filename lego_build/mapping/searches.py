@@ -257,13 +257,18 @@ class Rtml(Search):
 
         memo: dict[tuple[int, ...], bool] = {}
         # each dim's full factors per option (as ms.m.overflow would tile the padded schedule)
-        full = [[ms.m.dim_tiling(d, sp.get(d, (1, 1)), tiles[d] + (p,) + (1,) * (ms.top - len(tiles[d]) - 1))[1]
+        full = [[ms.m.dim_tiling(d, sp.get(d, (1, 1)), tiles[d] + (p,) + (1,) * (ms.top - len(tiles[d]) - 1)).full
                  for p in o] for d, o in zip(ms.dims, opts)]
         unrolled = not ms.m.check_spatial(ms.schedule(spatial, pad(make(idx0), ms.top), {}))
+        # the factors at ``level`` change the tiles of this memory level and those above it (DRAM
+        # unbounded); those inside hold the beam entry's tiles, which fit: per level, each dim's
+        # tile extent per option
+        extents = [(m, [[prod(f[ms.m.t_pos[m]:]) for f in fd] for fd in full]) for m in range(level, ms.top)]
 
         def fits(idx) -> bool:
             if idx not in memo:
-                memo[idx] = unrolled and ms.m.fits(tuple(f[i] for f, i in zip(full, idx))) is None
+                memo[idx] = unrolled and all(
+                    ms.m.level_fits(m, tuple(e[i] for e, i in zip(ext, idx))) for m, ext in extents)
             return memo[idx]
 
         if not fits(idx0):  # not even the smallest tile fits: record why (and the size it needs)

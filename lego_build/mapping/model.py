@@ -174,12 +174,13 @@ class Model:
 
     def __init__(self, kernel: Kernel, h: Hierarchy, operand_bits: int | None = None, tile_overhead: int = 0):
         self.kernel, self.h, self.tile_overhead = kernel, h, tile_overhead
+        # memos (a search asks the same questions of many schedules)
         self._fits: dict[tuple, Evaluation | None] = {}  # fits(): per full factors
-        self._dim: dict[tuple, tuple] = {}  # dim_tiling(): per (dim, its spatial factors, its tiles)
-        self._grids: dict[tuple, tuple] = {}  # _grid(): per (spatial, tiles)
+        self._dim: dict[tuple, DimTiling] = {}  # dim_tiling(): per (dim, its spatial factors, its tiles)
+        self._grids: dict[tuple, Grid] = {}  # _grid(): per (spatial, tiles)
         self._spatial: dict[tuple, str] = {}  # check_spatial(): per unrolling
-        self._levels: dict[tuple, Evaluation | None] = {}
-        self._footprints: dict[tuple, float] = {}  # _words(): per (tensor, block extents)  # _level_overflow(): per (level, tile extents)
+        self._levels: dict[tuple, Evaluation | None] = {}  # level_fits(): per (level, tile extents)
+        self._footprints: dict[tuple, float] = {}  # _words(): per (tensor, block extents)
         self.pos = positions(h)
         self.kinds = tuple(k for k, _ in self.pos)
         self.t_pos = {lv: i for i, (k, lv) in enumerate(self.pos) if k == "T"}
@@ -193,6 +194,8 @@ class Model:
         self.roles = {t.name: role(kernel, t) for t in kernel.tensors}
         self._tensors = {t.name: t for t in kernel.tensors}
         self._rows = {t.name: row_terms(t) for t in kernel.tensors}  # footprints: rtml.row_footprint
+        self._depends = {t.name: tuple(i for i in range(len(kernel.dims)) if t.depends_on(i)) for t in kernel.tensors}
+        self._whole: dict[tuple, int] = {}  # _footprint(): per (tensor, extents of its dims)
         self.rel = {t.name: frozenset(d.name for i, d in enumerate(kernel.dims) if t.depends_on(i))
                     for t in kernel.tensors}
         self.final_bits = operand_bits or max(t.bits for t in kernel.inputs)
@@ -307,7 +310,7 @@ class Model:
                     d, spatial, tr = loops[n]
                     if spatial:
                         mult *= tr
-                    elif skip and (d not in rel or tr <= 1.0):
+                    elif skip and d not in rel:  # (every loop here iterates: trips > 1)
                         continue
                     else:
                         skip = False
@@ -423,7 +426,7 @@ class Model:
         for t in self.kernel.tensors:
             r = self.roles[t.name]
             if r in lv.roles:
-                used[r] = used.get(r, 0) + ceil(row_footprint(self._rows[t.name], sizes) * t.bits / 8)
+                used[r] = used.get(r, 0) + ceil(self._footprint(t.name, sizes) * t.bits / 8)
         checks = ([(f"{lv.name} ({r})", used[r], lv.capacity(r) or 0) for r in used] if lv.partition
                   else [(lv.name, sum(used.values()), lv.size_bytes)] if used and lv.size_bytes is not None else [])
         for name, need, cap in checks:
@@ -431,11 +434,19 @@ class Model:
                 return Evaluation(False, f"{name}: the tile needs {need} B > {cap} B", need=(name, need, cap))
         return None
 
+    def _footprint(self, tname: str, sizes: tuple[int, ...]) -> int:
+        """:func:`~lego_build.mapping.rtml.tensor_footprint` of a tile of ``sizes``, memoised on the
+        extents of the dims the tensor depends on."""
+        key = (tname, tuple(sizes[i] for i in self._depends[tname]))
+        if (words := self._whole.get(key)) is None:
+            words = self._whole[key] = row_footprint(self._rows[tname], sizes)
+        return words
+
     def _words(self, t: TensorAccess, extents: tuple[tuple[int, float], ...]) -> float:
         """Average footprint of ``t``'s block of ``extents`` (full, average) per dim (memoised)."""
         if (words := self._footprints.get(key := (t.name, extents))) is None:
             if all(f == a for f, a in extents):
-                words = row_footprint(self._rows[t.name], [f for f, _ in extents])
+                words = self._footprint(t.name, tuple(f for f, _ in extents))
             else:
                 words = average_footprint(t, [f for f, _ in extents], [a for _, a in extents])
             self._footprints[key] = words

@@ -91,7 +91,8 @@ def _widths(kernel: Kernel, arch) -> tuple[Kernel, Kernel]:
     return banked, costed
 
 
-def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int) -> Mapspace:
+def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int,
+                models: dict | None = None) -> Mapspace:
     """The mapspace of ``kernel`` on the generated array under ``dataflow``.
 
     The array's spatial unrolling is the dataflow's; the controller level (the
@@ -104,6 +105,8 @@ def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, late
     inputs held in banks of those widths and moved and costed at its bits per element in
     memory (seed 004 §6.3: a 4-bit weight moves half the bytes of an 8-bit one and a level
     sized in bytes holds twice as many; a group format's scales add their share).
+    ``models``: the cost models of the layer's other dataflows, by what they cost; one on the same
+    levels (``arch.memory``) is shared, with its memos of tilings, fits and footprints.
     """
     banked, costed = _widths(kernel, arch)
     h = _hierarchy(banked, adg, dataflow, arch)
@@ -116,7 +119,11 @@ def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, late
         unit=tuple(range(f)) if not arch.memory else (),
     )
     # per tile: the start cycle, the pipeline latency and the output banks' read-modify-write cycle
-    return Mapspace(Model(costed, h, arch.operand_bits, tile_overhead=2 + max(1, latency)), mapper.mapspace, rules)
+    models = {} if models is None else models
+    key = (costed, h, arch.operand_bits, 2 + max(1, latency))
+    if key not in models:
+        models[key] = Model(*key)
+    return Mapspace(models[key], mapper.mapspace, rules)
 
 
 def unroll_space(kernel: Kernel, arch, mapper, latency: int) -> Mapspace:
@@ -164,7 +171,7 @@ def _controller(space: Mapspace, kernel: Kernel, dataflow: Dataflow, schedule, e
 
 
 def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow | None, arch, mapper, latency: int,
-              view: MemView | None = None) -> dict:
+              view: MemView | None = None, models: dict | None = None) -> dict:
     """Best schedule of ``kernel`` under ``dataflow`` by ``mapper.search`` (ask/tell, reasons kept);
     ``latency``: the generated array's pipeline latency (the optimized DAG's). ``dataflow=None``:
     the unrolling is searched too (:func:`unroll_space`); the result names the array's dataflow
@@ -176,11 +183,11 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow | None, arch, mapper,
     per-tile roofline does not see; for a latency or EDP objective that figure chooses among
     them (seed 004 §6.2: the scheduler guided by the performance simulator) and is reported as
     ``cycles_model``; the energy objective does not time (the model walks every tile, seconds
-    for a big layer on a small array)."""
+    for a big layer on a small array). ``models``: shared by the layer's dataflows (:func:`layer_space`)."""
     if dataflow is None:  # mapper.unroll=search
         space = unroll_space(kernel, arch, mapper, latency)
     else:
-        space = layer_space(kernel, adg, dataflow, arch, mapper, latency)
+        space = layer_space(kernel, adg, dataflow, arch, mapper, latency, models)
         if reason := space.remainder_reason(dataflow.name):
             return {"status": "unmappable", "reason": reason}
     bound = lower_bound(space.m)
@@ -263,13 +270,13 @@ def unmappable_reason(search) -> str:
 def best_dataflow(kernel: Kernel, adg: ADG, arch, mapper, latency: int, view: MemView | None = None) -> dict:
     """Map under every dataflow the layer can use; keep the best by the objective (issue: per-layer
     choice), timed by the memory system's latency model where there is one."""
-    results, reasons = [], []
+    results, reasons, models = [], [], {}
     for df in ([None] if mapper.unroll == "search" else adg.dataflows):  # None: the unrolling is searched
         conflict = link_conflict(kernel, adg, df, arch) if df is not None else ""
         if conflict:
             reasons.append(conflict)
             continue
-        result = map_layer(kernel, adg, df, arch, mapper, latency, view)
+        result = map_layer(kernel, adg, df, arch, mapper, latency, view, models)
         (results if result["status"] == "mapped" else reasons).append(
             result if result["status"] == "mapped" else result["reason"])
     if not results:

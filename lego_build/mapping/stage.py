@@ -34,7 +34,7 @@ from lego_build.mapping.mapspace import Mapspace, Rules, per_dim_spatial
 from lego_build.mapping.model import Model, role
 from lego_build.mapping.ppu import ppu_costs, ppu_totals
 from lego_build.mapping.searches import RTML, SEARCHES, SearchKind
-from lego_build.runtime import stop
+from lego_build.runtime import gcpause, stop
 from lego_build.runtime.progress import Progress
 
 
@@ -302,21 +302,22 @@ def map_workload(layers, adg: ADG, latency: int, arch, mapper, view: MemView | N
     entries, lowered_of = [], {}
     todo = [(entry, kernel) for entry, kernel in layers if kernel is not None]
     bar = Progress("map", len(todo))
-    for entry, kernel in todo:
-        row = {"name": entry["name"], "op": entry["op"], "count": entry["count"]}
-        lowered = lower(kernel, arch.family)
-        if lowered is None:
-            row.update(status="unmappable", reason=f"no lowering of {kernel.name} to arch.family={arch.family}")
-        else:
-            if lowered not in cache:
-                cache[lowered] = best_dataflow(lowered, adg, arch, mapper, latency, view)
-            row.update(cache[lowered])
-            lowered_of[entry["name"]] = lowered
-            if "fatal" in row:
-                bar.close()
-                raise InputError(f"layer {entry['name']}: {row['fatal']}")
-        entries.append(row)
-        bar.step(entry["name"])
+    with gcpause.paused():  # the searches make no reference cycles (lego_build.runtime.gcpause)
+        for entry, kernel in todo:
+            row = {"name": entry["name"], "op": entry["op"], "count": entry["count"]}
+            lowered = lower(kernel, arch.family)
+            if lowered is None:
+                row.update(status="unmappable", reason=f"no lowering of {kernel.name} to arch.family={arch.family}")
+            else:
+                if lowered not in cache:
+                    cache[lowered] = best_dataflow(lowered, adg, arch, mapper, latency, view)
+                row.update(cache[lowered])
+                lowered_of[entry["name"]] = lowered
+                if "fatal" in row:
+                    bar.close()
+                    raise InputError(f"layer {entry['name']}: {row['fatal']}")
+            entries.append(row)
+            bar.step(entry["name"])
     bar.close()
     mapped = [e for e in entries if e["status"] == "mapped"]
     totals = {

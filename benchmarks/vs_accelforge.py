@@ -2,7 +2,8 @@
 
     python benchmarks/vs_accelforge.py [--network resnet18] [--layers NAME,...]
                                        [--accelforge-python PATH] [--cached] [--pe-order both]
-                                       [--spec ours|issue22]
+                                       [--spec ours|issue22] [--ours flow|af-space]
+                                       [--hardware accelforge|ours]
 
 Our side (always live): the product's own path, ``analyze``, ``graph``, ``optimize`` and ``map``
 stages of ``arch=eyeriss_ruby workload=<network> workload.bits=16 mapper=ruby_s`` (the network at
@@ -49,12 +50,17 @@ The AccelForge spec is written from ``compose(["arch=eyeriss_ruby"]).arch`` thro
   is part of its mapspace (ours is fixed: weight, psum, ifmap outer to inner); ``--pe-order both``
   (default) searches AccelForge's Eyeriss example's nesting (input, weight, output) and ours and
   keeps the better (its CPU time is the sum; freeing the order crashes 1.0.467's FFM).
-* not modelled by AccelForge: our array network hops (``arch.energy.hop_pj``, the ``network``
-  level, under 0.5 % of a layer) and our MAC operand registers (an input or weight word is not
+* not in AccelForge's spec: our array network hops (``arch.energy.hop_pj``, the ``network``
+  level, under 0.5 % of a layer), our MAC operand registers (an input or weight word is not
   re-read from its scratchpad while the loops below it do not change it; AccelForge reads every
   operand once per MAC), and the sliding-window sharing of inputs between PEs (filter rows and
-  output rows both unrolled: Eyeriss's diagonal reuse): AccelForge charges the GLB one read per
-  scratchpad fill (its GLB input reads equal the scratchpads' writes), ours the distinct words.
+  output rows both unrolled: Eyeriss's diagonal reuse; AccelForge charges the GLB one read per
+  scratchpad fill, its GLB input reads equal the scratchpads' writes, ours the distinct words).
+  ``--hardware accelforge`` (default) describes AccelForge's PE array in our config instead
+  (:data:`AF_HARDWARE`), so both tools count the same accesses; ``--hardware ours`` keeps
+  ``eyeriss_ruby``'s.
+* the summary counts the distinct layers whose energy is within 5 % of AccelForge's either way,
+  those mapped with at least 1000x less CPU time, and the layers that are both.
 
 Issue 22's AccelForge figures (311.2 uJ, 688,128 cycles; 701.2 uJ, 1,376,256 cycles) come from
 another spec: ``--spec issue22 --pe-order example`` reproduces them (weights may stay in the GLB,
@@ -118,6 +124,12 @@ json.dump(out, open(sys.argv[3], "w"), indent=1)
 #: with output rows and columns on the 14-wide side, input channels and the filter on the 12-wide
 #: side, perfect factors)
 AF_SPACE = ("mapper=pfm", "mapper.unroll=search", "arch.unroll.axes=[[ic,kh,kw],[oh,ow]]", "arch.unroll.required=[]")
+
+
+#: ``--hardware accelforge``: the PE array AccelForge's spec describes, in our arch config: a MAC reads
+#: its operands every cycle (no operand registers), the GLB serves every scratchpad fill (an identical
+#: one multicast; no forwarding of overlapping windows between PEs), no array network energy
+AF_HARDWARE = ("arch.operand_registers=false", "arch.window_forwarding=false", "arch.energy.hop_pj=0")
 
 
 def run_ours(net: str, extra: tuple[str, ...] = ()) -> tuple[dict, dict]:
@@ -329,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ours", choices=("flow", "af-space"), default="flow",
                     help="our side: the flow's default (mapper=ruby_s on the array's dataflows), or our mapper in "
                          "AccelForge's space (mapper=pfm, the unrolling searched over p, q | c, r, s)")
+    ap.add_argument("--hardware", choices=("accelforge", "ours"), default="accelforge",
+                    help="what our side models: the hardware AccelForge's spec describes (no MAC operand registers, "
+                         "no forwarding of overlapping input windows between PEs, no network energy: the same "
+                         "accounting, so the energies compare the searches; default), or eyeriss_ruby's own")
     args = ap.parse_args(argv)
     arch = compose(["arch=eyeriss_ruby"]).arch
     layers = distinct_layers(args.network, arch)
@@ -342,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.cached and not args.accelforge_python:
         raise SystemExit("give --accelforge-python (or set ACCELFORGE_PYTHON), or use --cached")
 
-    extra = AF_SPACE if args.ours == "af-space" else ()
+    extra = (AF_SPACE if args.ours == "af-space" else ()) + (AF_HARDWARE if args.hardware == "accelforge" else ())
     print(f"our side: {args.network} on eyeriss_ruby, {' '.join(extra) or 'mapper=ruby_s'} (energy objective) ...",
           flush=True)
     ours, cpu = run_ours(args.network, extra)
@@ -409,6 +425,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{tot['eo'] / 1e6:,.1f} uJ, AF {tot['ea'] / 1e6:,.1f} uJ (ours/AF {tot['eo'] / tot['ea']:.3f}); "
               f"cycles ours {tot['co']:,}, AF {tot['ca']:,.0f}; CPU ours {cpu_o:.1f} s, "
               f"AF {sum(af[ly['name']]['cpu_s'] for ly in both) / 60:.1f} min (distinct layers once)")
+        close = [ly for ly in both if abs(ours[ly["name"]]["energy_pj"] / af[ly["name"]]["energy_pj"] - 1) <= 0.05]
+        fast = [ly for ly in both if af[ly["name"]]["cpu_s"] >= 1000 * cpu.get(shape_key(ly["kernel"]), float("inf"))]
+        print(f"energy within 5 % of AccelForge's: {len(close)} of {len(both)} distinct layers; CPU time >= 1000x "
+              f"less: {len(fast)}; both: {', '.join(ly['name'] for ly in close if ly in fast) or 'none'}")
     levels = [lv.name for lv in from_conf(arch).levels[::-1]] + ["mac", "network"]
     print("\nenergy by level, uJ: ours / AF (network: our array hops, not modelled by AccelForge)")
     print(f"{'layer':22} " + " ".join(f"{n:>15}" for n in levels))

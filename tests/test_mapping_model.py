@@ -1,4 +1,6 @@
 """The Interstellar cost model (lego_build.mapping.model) and the Table 5.2 energies (mapping.hierarchy)."""
+from dataclasses import replace
+
 import pytest
 
 from lego_build import compose
@@ -139,6 +141,36 @@ def test_window_footprints_share_halos_between_pes():
     acc = {(lv, r): (rd, wr) for lv, r, rd, wr in ev.accesses}
     # 3 filter rows x 4 output rows touch 6 input rows, not 12: the GLB serves the union
     assert acc["glb", "input"][0] == acc["rf", "input"][1] * 6 / 12
+
+
+def test_without_window_forwarding_the_glb_serves_every_pe_fill():
+    """AccelForge's reading (arch.window_forwarding=false): PEs share only identical blocks."""
+    k = conv2d(1, 4, 4, 16, 16, 3, 3, pad=1, bits=16, acc_bits=16)
+    s = Schedule(spatial=((("kh", 3),), (("oh", 4),)), tiles=(("kw", (3, 1)),), orders=((), (), ()))
+    h = replace(three_level(rf=1024), window_forwarding=False)
+    acc = {(lv, r): (rd, wr) for lv, r, rd, wr in Model(k, h).evaluate(s).accesses}
+    assert acc["glb", "input"][0] == acc["rf", "input"][1]  # 12 input rows for 3 x 4 PEs, each its own
+    # output channels on the columns do not index the input: one read multicast to the 4 PEs
+    s = Schedule(spatial=((("kh", 3),), (("oc", 4),)), tiles=(("kw", (3, 1)),), orders=((), (), ()))
+    acc = {(lv, r): (rd, wr) for lv, r, rd, wr in Model(k, h).evaluate(s).accesses}
+    assert acc["glb", "input"][0] == acc["rf", "input"][1] / 4
+
+
+def test_arch_keys_describe_operand_registers_and_window_forwarding():
+    base = from_conf(compose(["arch=eyeriss_ruby"]).arch)
+    assert base.operand_reuse and base.window_forwarding
+    af = from_conf(compose(["arch=eyeriss_ruby", "arch.operand_registers=false", "arch.window_forwarding=false"]).arch)
+    assert not af.operand_reuse and not af.window_forwarding
+    # ResNet-18 layer4 conv2 row-stationary (3 filter rows x 4 channels | 7 output rows), 4 output
+    # channels innermost: with registers a MAC keeps its input word over them, without it reads it
+    # every MAC; without forwarding the GLB serves each PE's rows
+    k = conv2d(1, 512, 512, 7, 7, 3, 3, pad=1, bits=16)
+    s = Schedule(spatial=((("kh", 3), ("ic", 4)), (("oh", 7),)), tiles=(("oc", (4,)), ("kw", (1, 1, 3))),
+                 orders=(("oc",), (), (), (), ()))
+    on, off = ({(lv, r): (rd, wr) for lv, r, rd, wr in Model(k, h).evaluate(s).accesses} for h in (base, af))
+    assert off["ifmap_spad", "input"][0] == k.macs
+    assert on["ifmap_spad", "input"][0] == k.macs / 4
+    assert off["glb", "input"][0] == off["ifmap_spad", "input"][1] > on["glb", "input"][0]
 
 
 def test_zigzag_preset_hierarchy():

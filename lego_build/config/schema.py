@@ -403,6 +403,11 @@ class ArchConf:
     axi_data_bits: int = 128  # the memory system's AXI4 data width (lego_build.emit.soc)
     energy: EnergyConf = field(default_factory=EnergyConf)
     memory: List[MemLevelConf] = field(default_factory=list)  # cost-model levels; empty: the generated array's own
+    # with ``memory`` (the generated array's own FUs and links decide these): a MAC keeps its input
+    # operands in registers (no scratchpad read while an operand does not change), and PEs whose input
+    # windows overlap share the overlap over the array network (Eyeriss's diagonal reuse)
+    operand_registers: bool = True
+    window_forwarding: bool = True
     multicore: Optional[MulticoreConf] = None  # a multicore NPU for mapper=tso (arch=nmp)
     unroll: UnrollConf = field(default_factory=UnrollConf)  # what mapper.unroll=search may unroll
 

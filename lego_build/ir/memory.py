@@ -47,6 +47,7 @@ class Hierarchy:
     mac_pj: float
     hop_pj: float  # per word crossing the array network (one hop, or the multicast bus)
     operand_reuse: bool = False  # a MAC keeps its last input operand: no re-read while it does not change
+    window_forwarding: bool = True  # PEs share their input windows' overlap: the shared level serves distinct words
 
     @property
     def pes(self) -> int:

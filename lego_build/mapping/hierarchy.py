@@ -40,7 +40,10 @@ def from_conf(arch) -> Hierarchy:
 
     A declared hierarchy has per-PE register files feeding MAC operand registers, so an
     input word the MAC already holds is not read again (ZigZag's and Timeloop's
-    reading); the generated array's FUs take a new word from the network every step.
+    reading; ``arch.operand_registers=false``: every MAC reads its operands, AccelForge's);
+    the generated array's FUs take a new word from the network every step. With
+    ``arch.window_forwarding=false`` PEs whose input windows overlap do not share the
+    overlap: the shared level serves every PE's fill (AccelForge's reading).
     """
     levels = []
     for m in arch.memory:
@@ -53,7 +56,7 @@ def from_conf(arch) -> Hierarchy:
             partition=tuple(sorted(m.partition.items())), double_buffered=m.double_buffered,
         ))
     return Hierarchy(arch.name, tuple(levels), arch.rows, arch.cols, arch.energy.mac_pj, arch.energy.hop_pj,
-                     operand_reuse=True)
+                     operand_reuse=arch.operand_registers, window_forwarding=arch.window_forwarding)
 
 
 def array_hierarchy(arch, ports: dict[str, int], bits: dict[str, int],

@@ -25,7 +25,9 @@ Counting (eq. 5.4-5.6, stated per element in the thesis, here multiplied out):
 * The parent serves that with *distinct* words: spatial loops between parent and
   child multicast an input (and sliding-window halos overlap) or reduce an output in
   the array network, so the parent's count is the footprint of the block widened by
-  those spatial loops. Every word entering or leaving a PE costs one hop.
+  those spatial loops. Without window forwarding (``Hierarchy.window_forwarding``) PEs
+  share only identical blocks: the child's footprint times the spatial trips of the dims
+  the tensor depends on. Every word entering or leaving a PE costs one hop.
 * Outputs: the parent is written once per distinct drained word and read back for
   every drained word after the first of each element (partial sums); the first
   write of an output to DRAM is at the operand width (post-processing), later
@@ -295,6 +297,8 @@ class Model:
         fanout = g.fanout  # average active PEs per step
 
         def footprint(t: TensorAccess, start: int, spatial: bool = False) -> float:
+            if spatial and not h.window_forwarding:  # every PE's fill of its own block, multicast where equal
+                return footprint(t, start) * prod(trip[d][j] for j in self.s_pos if j < start for d in self.rel[t.name])
             if (key := (start, spatial)) not in blocks:
                 blocks[key] = tuple(dims[d].extent(self._inside[key]) for d in self.dims)
             return self._words(t, blocks[key])

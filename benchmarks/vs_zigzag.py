@@ -71,7 +71,8 @@ def ratio(a: float, b: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mapper", default="ruby_s", help="ruby_s: the array runs partial tiles, as ZigZag's spatial unrolling does")
+    ap.add_argument("--mapper", default="ruby_s",
+                    help="ruby_s: the array runs partial tiles, as ZigZag's spatial unrolling does")
     ap.add_argument("--search", default="rtml")
     ap.add_argument("--skip-zigzag", action="store_true", help="lego_build only (no zigzag-dse needed)")
     args = ap.parse_args(argv)

@@ -10,7 +10,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 if importlib.util.find_spec("zigzag") is None:
-    pytest.skip("zigzag-dse is not installed (pip install -e '.[dev]'): it ships the ONNX file", allow_module_level=True)
+    pytest.skip("zigzag-dse is not installed (pip install -e '.[dev]'): it ships the ONNX file",
+                allow_module_level=True)
 
 import vs_zigzag  # noqa: E402
 

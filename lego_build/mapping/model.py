@@ -177,7 +177,7 @@ class Model:
     def __init__(self, kernel: Kernel, h: Hierarchy, operand_bits: int | None = None, tile_overhead: int = 0):
         self.kernel, self.h, self.tile_overhead = kernel, h, tile_overhead
         # memos (a search asks the same questions of many schedules)
-        self._fits: dict[tuple, Evaluation | None] = {}  # fits(): per full factors
+        self._fits: dict[tuple, Evaluation | None] = {}  # overflow(): per full factors
         self._dim: dict[tuple, DimTiling] = {}  # dim_tiling(): per (dim, its spatial factors, its tiles)
         self._grids: dict[tuple, Grid] = {}  # _grid(): per (spatial, tiles)
         self._spatial: dict[tuple, str] = {}  # check_spatial(): per unrolling
@@ -215,11 +215,6 @@ class Model:
             for t in kernel.tensors)
 
     # ------------------------------------------------------------------ structure
-    def factors(self, s: Schedule, dim: str) -> tuple[int, ...]:
-        tiles = next((t for d, t in reversed(s.tiles) if d == dim), ())  # as dict(s.tiles).get(dim, ())
-        axis = [prod(p for d, p in ax if d == dim) for ax in s.spatial] + [1, 1]
-        return tuple(axis[lv] if kind == "S" else tiles[lv] if lv < len(tiles) else 1 for kind, lv in self.pos)
-
     def dim_tiling(self, d: str, spatial: tuple[int, int], tiles: tuple[int, ...]) -> DimTiling:
         """Dim ``d``'s Ruby tiling with ``spatial`` (rows, cols) and temporal ``tiles`` (inner ->
         outer; the missing ones 1). A search asks the same dim's factors for many schedules:
@@ -231,7 +226,7 @@ class Model:
         return out
 
     def tilings(self, s: Schedule) -> dict[str, Tiling]:
-        """Each dim's Ruby tiling under ``s`` (:func:`dim_tiling` of :meth:`factors`)."""
+        """Each dim's Ruby tiling under ``s`` (:meth:`dim_tiling`)."""
         return {d: t.tiling for d, t in self._dim_tilings(s).items()}
 
     def _dim_tilings(self, s: Schedule) -> dict[str, DimTiling]:
@@ -398,13 +393,8 @@ class Model:
             return Evaluation(False, reason)
         if full is None:
             full = {d: t.full for d, t in self._dim_tilings(s).items()}
-        return self.fits(tuple(full[d] for d in self.dims))
-
-    def fits(self, full: tuple[tuple[int, ...], ...]) -> Evaluation | None:
-        """:meth:`overflow` of the full factors per position of every dim (kernel dim order),
-        the spatial unrolling already checked; memoised per model."""
-        if (key := full) not in self._fits:
-            self._fits[key] = self._overflow(full)
+        if (key := tuple(full[d] for d in self.dims)) not in self._fits:
+            self._fits[key] = self._overflow(key)
         return self._fits[key]
 
     def _overflow(self, full: tuple[tuple[int, ...], ...]) -> Evaluation | None:

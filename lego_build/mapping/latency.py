@@ -217,10 +217,13 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
     capacity = ms.bytes_per_cycle / ms.bus_bytes
     yielded = 1.0 - max(0.0, min(1.0, capacity - 1.0)) / min(1.0, capacity)
 
+    ended = 0  # the stores whose end is known: each starts after the one before it ends
+
     def store_end(o: int) -> float:
-        rec = stores[o]
-        if rec[3] is None:
-            start = max(rec[0] + 1, store_end(o - 1) if o else 0.0)
+        nonlocal ended
+        while ended <= o:  # in order, each once (not recursive: a recursive closure is a reference cycle)
+            rec = stores[ended]
+            start = max(rec[0] + 1, stores[ended - 1][3] if ended else 0.0)
             alone = STORE_EXTRA + transfer(ms, rec[1], rec[2])
             end = start + alone
             for _ in range(64):  # the read beats inside the store's data window lengthen it
@@ -232,7 +235,8 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
                     break
                 end = longer
             rec[3] = end
-        return rec[3]
+            ended += 1
+        return stores[o][3]
 
     for j in range(min(2, len(tiles))):
         place_load(j, 0.0)

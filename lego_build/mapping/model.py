@@ -292,8 +292,6 @@ class Model:
         fanout = g.fanout  # average active PEs per step
 
         def footprint(t: TensorAccess, start: int, spatial: bool = False) -> float:
-            if spatial and not h.window_forwarding:  # every PE's fill of its own block, multicast where equal
-                return footprint(t, start) * prod(trip[d][j] for j in self.s_pos if j < start for d in self.rel[t.name])
             if (key := (start, spatial)) not in blocks:
                 blocks[key] = tuple(dims[d].extent(self._inside[key]) for d in self.dims)
             return self._words(t, blocks[key])
@@ -316,7 +314,12 @@ class Model:
                         mult *= tr
                 fills = footprint(t, start) * mult
                 if between:
-                    distinct = footprint(t, start, True) * mult / fanout
+                    if h.window_forwarding:
+                        widen = footprint(t, start, True)
+                    else:  # every PE's fill of its own block, multicast where equal
+                        widen = footprint(t, start) * prod(trip[d][j] for j in self.s_pos if j < start
+                                                           for d in self.dims if d in rel)  # (fixed order)
+                    distinct = widen * mult / fanout
                     network[tname] = network.get(tname, 0.0) + fills
                 else:
                     distinct = fills

@@ -3,8 +3,10 @@
 A mapper's search allocates millions of small objects (schedules, tilings, memo entries) and
 keeps many of them alive in its memos; CPython's cycle collector then rescans the growing
 heap at every generation-2 threshold, which cost about a fifth of the map stage's CPU time
-(ResNet-18 on ``eyeriss_ruby``). The search makes no reference cycles, so reference counting
-frees everything it drops; the collector runs again once the search is over.
+(ResNet-18 on ``eyeriss_ruby``). The searches make no reference cycles (a recursive closure is
+one: the cost model's, the order trie's and the latency model's are written without), so
+reference counting frees everything they drop; ``tests/test_runtime_gcpause.py`` checks that no
+layer's search leaves a cycle. The collector runs again once the searches are over.
 """
 from __future__ import annotations
 

@@ -171,7 +171,7 @@ def order_trie(kernel: Kernel) -> OrderTrie:
         kept.append((sig, suffix))
 
     visit((), frozenset(), frozenset(tensors))
-    del visit  # a recursive closure refers to itself: a reference cycle the map stage would keep (gcpause)
+    visit = None  # a recursive closure refers to itself: a reference cycle the map stage would keep (gcpause)
     candidates = []
     for sig, suffix in kept:
         inner = outer_first(suffix)

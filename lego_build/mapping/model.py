@@ -181,7 +181,7 @@ class Model:
         self._dim: dict[tuple, DimTiling] = {}  # dim_tiling(): per (dim, its spatial factors, its tiles)
         self._grids: dict[tuple, Grid] = {}  # _grid(): per (spatial, tiles)
         self._spatial: dict[tuple, str] = {}  # check_spatial(): per unrolling
-        self._levels: dict[tuple, Evaluation | None] = {}  # level_fits(): per (level, tile extents)
+        self._levels: dict[tuple, Evaluation | None] = {}  # _level_overflow(): per (level, tile extents)
         self._footprints: dict[tuple, float] = {}  # _words(): per (tensor, block extents)
         self.pos = positions(h)
         self.kinds = tuple(k for k, _ in self.pos)
@@ -403,21 +403,22 @@ class Model:
     def _overflow(self, full: tuple[tuple[int, ...], ...]) -> Evaluation | None:
         for m in range(len(self.h.levels) - 1):
             start = self.t_pos[m]
-            sizes = tuple(prod(f[start:]) for f in full)  # the level's tile extent per dim
-            if (key := (m, sizes)) not in self._levels:
-                self._levels[key] = self._level_overflow(m, sizes)
-            if self._levels[key] is not None:
-                return self._levels[key]
+            if (over := self._level_overflow(m, tuple(prod(f[start:]) for f in full))) is not None:
+                return over  # (the level's tile extent per dim)
         return None
 
     def level_fits(self, m: int, sizes: tuple[int, ...]) -> bool:
-        """Does a tile of extents ``sizes`` (kernel dim order) fit memory level ``m``? (memoised)"""
-        if (key := (m, sizes)) not in self._levels:
-            self._levels[key] = self._level_overflow(m, sizes)
-        return self._levels[key] is None
+        """Does a tile of extents ``sizes`` (kernel dim order) fit memory level ``m``?"""
+        return self._level_overflow(m, sizes) is None
 
     def _level_overflow(self, m: int, sizes: tuple[int, ...]) -> Evaluation | None:
-        """The rejection of a tile of extents ``sizes`` at memory level ``m`` (None when it fits)."""
+        """The rejection of a tile of extents ``sizes`` at memory level ``m`` (None when it fits;
+        memoised)."""
+        if (key := (m, sizes)) not in self._levels:
+            self._levels[key] = self._level_rejection(m, sizes)
+        return self._levels[key]
+
+    def _level_rejection(self, m: int, sizes: tuple[int, ...]) -> Evaluation | None:
         lv = self.h.levels[m]
         used: dict[str, int] = {}
         for t in self.kernel.tensors:

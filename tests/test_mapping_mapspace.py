@@ -150,3 +150,42 @@ def test_a_fixed_unrolling_with_a_remainder_is_outside_pfm(space, ic, reason):
     ms = Mapspace(Model(kernel, from_conf(arch), 16), space, Rules(spatial=((("ic", 12),), (("oc", 2), ("oh", 7)))))
     got = ms.remainder_reason("ic_ohoc")
     assert got.startswith(reason) if reason else got == ""
+
+
+def _eyeriss_unroll_space(kernel, **rules):
+    from lego_build import compose
+    from lego_build.mapping.hierarchy import from_conf
+    from lego_build.mapping.mapspace import Mapspace, Rules
+    from lego_build.mapping.model import Model
+
+    arch = compose(["arch=eyeriss_ruby"]).arch
+    rules = {"axes": (("ic", "kh", "kw"), ("oh", "ow")), "max_spatial": 12, **rules}
+    return Mapspace(Model(kernel, from_conf(arch), 16), "pfm", Rules(**rules))
+
+
+def test_a_square_conv_is_symmetric_under_one_swap_and_its_mirror_unrollings_are_left_out():
+    """ResNet-18's layer4 conv2 (512 x 512, 7 x 7, 3 x 3): kh<->kw with oh<->ow maps the layer and
+    the axes onto themselves; each unrolling left out is the renaming of one kept."""
+    from lego_build.analysis.kernels import conv2d
+    from lego_build.mapping.mapspace import Rules, _unordered, mirror, symmetries
+
+    k = conv2d(1, 512, 512, 7, 7, 3, 3, pad=1, bits=16, acc_bits=32)
+    axes = (("ic", "kh", "kw"), ("oh", "ow"))
+    (swap,) = symmetries(k, Rules(axes=axes))
+    assert swap == {"oh": "ow", "ow": "oh", "kh": "kw", "kw": "kh"}
+    ms = _eyeriss_unroll_space(k)
+    kept, mirrored = ms.spatial_options(), ms.mirrored()
+    assert len(kept) == len(mirrored) == 6  # the 12 best unrollings come in pairs
+    for sp, twin, by in mirrored:
+        assert by == swap and twin in kept and sp not in kept
+        assert _unordered(mirror(sp, swap)) == _unordered(twin)
+    # not symmetric: a non-square image, a stride in one direction, axes or rules that tell them apart
+    assert symmetries(conv2d(1, 64, 64, 56, 28, 3, 3, pad=1), Rules(axes=axes)) == ()
+    assert symmetries(conv2d(1, 64, 64, 56, 56, 3, 3, stride=(2, 1), pad=1), Rules(axes=axes)) == ()
+    assert symmetries(conv2d(1, 64, 64, 56, 56, 3, 1, pad=(1, 1, 0, 0)), Rules(axes=axes)) == ()
+    assert symmetries(k, Rules(axes=(("ic", "kh"), ("oh", "ow")))) == ()
+    assert symmetries(k, Rules(axes=axes, required=("kh", "oh"))) == ()
+    assert symmetries(k, Rules(axes=axes, required=("kh", "kw"))) == (swap,)
+    # a strided 1 x 1 layer (ResNet-50's layer4.0.downsample): oh<->ow alone, the filter's dims are 1
+    assert symmetries(conv2d(1, 1024, 2048, 14, 14, 1, 1, stride=2, bits=16, acc_bits=32), Rules(axes=axes)) == (
+        {"oh": "ow", "ow": "oh"},)

@@ -4,9 +4,10 @@ chains stay in the PFM / Ruby space, loop orders), which the searches of
 :mod:`lego_build.mapping.searches` walk (seed 002 §3, seed 000 §3)."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import permutations
+from itertools import combinations, permutations
 from math import ceil, prod
 
 from lego_build.ir.mapping import Schedule
@@ -30,6 +31,49 @@ def per_dim_spatial(spatial) -> dict[str, tuple[int, int]]:
 def _trie(kernel: Kernel):
     """:func:`order_trie`, pure: a layer's dataflows ask it again for the same moving dims."""
     return order_trie(kernel)
+
+
+def mirror(spatial, swap: dict[str, str]):
+    """``spatial`` with its dims renamed by ``swap``."""
+    return tuple(tuple((swap.get(d, d), f) for d, f in axis) for axis in spatial)
+
+
+def _unordered(spatial) -> tuple[frozenset, ...]:
+    return tuple(frozenset(axis) for axis in spatial)
+
+
+def symmetries(kernel: Kernel, rules: "Rules") -> tuple[dict[str, str], ...]:
+    """Renamings of ``kernel``'s dims (disjoint swaps of two dims of the same bound) that map the
+    layer and ``rules`` onto themselves: every tensor keeps its data rows (a row's dims and
+    coefficients, dims of bound 1 aside, its extent and padding; the rows' order is immaterial, a footprint is their
+    product), each array axis and the required, fixed-order and innermost dims stay what they were.
+    A square convolution has one: ``kh<->kw`` with ``oh<->ow``. The cost model counts through the
+    tensors' rows and never by a dim's name, so a schedule and its renaming cost the same."""
+    bound = {d.name: d.bound for d in kernel.dims}
+    names = [d.name for d in kernel.dims if d.bound > 1]
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:] if bound[a] == bound[b]]
+
+    def rows(t, swap) -> Counter:
+        return Counter((frozenset((swap.get(kernel.dims[i].name, kernel.dims[i].name), c)
+                                  for i, c in enumerate(row) if c and kernel.dims[i].bound > 1), n, b)
+                       for row, n, b in zip(t.matrix, t.shape, t.bias))
+
+    def kept(swap) -> bool:
+        def same(dims) -> bool:
+            return {swap.get(d, d) for d in dims} == set(dims)
+        return (all(rows(t, swap) == rows(t, {}) for t in kernel.tensors)
+                and all(same(axis) for axis in rules.axes) and same(rules.required)
+                and all(tuple(swap.get(d, d) for d in order) == order for _, order in rules.order)
+                and all(same(dims) for _, dims in rules.innermost))
+
+    out = []
+    for n in range(1, len(pairs) + 1):
+        for combo in combinations(pairs, n):
+            if len({d for pair in combo for d in pair}) == 2 * n:
+                swap = {**dict(combo), **{b: a for a, b in combo}}
+                if kept(swap):
+                    out.append(swap)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -56,6 +100,7 @@ class Mapspace:
         self._chains: dict[tuple, bool] = {}
         self._orders: dict[tuple, tuple] = {}
         self._options: dict[tuple, tuple[int, ...]] = {}
+        self._unroll: tuple[list, list] | None = None
 
     # ------------------------------------------------------------------ spatial
     def remainder_reason(self, dataflow: str = "") -> str:
@@ -77,6 +122,30 @@ class Mapspace:
         return ""
 
     def spatial_options(self) -> list[tuple[tuple[tuple[str, int], ...], ...]]:
+        """The unrollings to search, best utilisation first, each once up to the layer's
+        :func:`symmetries` (:meth:`mirrored` lists those left out)."""
+        return list(self._unrollings()[0])
+
+    def mirrored(self) -> list[tuple[tuple, tuple, dict[str, str]]]:
+        """``(unrolling, twin, swap)``: an unrolling left out because ``swap`` maps it onto ``twin``,
+        an earlier one, which costs the same."""
+        return self._unrollings()[1]
+
+    def _unrollings(self) -> tuple[list, list]:
+        if self._unroll is None:
+            ranked, kept, mirrored = self._ranked(), {}, []
+            swaps = symmetries(self.m.kernel, self.rules) if len(ranked) > 1 else ()
+            for sp in ranked:
+                twin = next(((kept[img], swap) for swap in swaps
+                             if (img := _unordered(mirror(sp, swap))) in kept), None)
+                if twin is None:
+                    kept[_unordered(sp)] = sp
+                else:
+                    mirrored.append((sp, *twin))
+            self._unroll = (list(kept.values()), mirrored)
+        return self._unroll
+
+    def _ranked(self) -> list[tuple[tuple[tuple[str, int], ...], ...]]:
         if self.rules.spatial is not None:
             return [self.rules.spatial]
         imperfect = imperfect_allowed(self.space, "spatial")

@@ -98,6 +98,13 @@ class Search:
     def reject(self, reason: str) -> None:
         self.log.append({"status": "rejected", "reason": reason})
 
+    def reject_mirrored(self) -> None:
+        """Log the unrollings the mapspace leaves out as mirror images of searched ones."""
+        for spatial, twin, swap in self.space.mirrored():
+            pairs = ", ".join(f"{a}<->{b}" for a, b in swap.items() if a < b)
+            self.reject(f"unrolling {spatial}: the mirror image of {twin} ({pairs}: the layer and the array's "
+                        "rules are symmetric), the same costs")
+
     def evaluate(self, s: Schedule) -> Evaluation:
         for level, order in enumerate(s.orders):
             if reason := self.space.order_reason(level, order):
@@ -161,6 +168,7 @@ class Exhaustive(Search):
             self.reject(f"exhaustive mapspace has about {n:.3g} candidates > {self.limit}: "
                         "use mapper.search=rtml or random")
             return
+        self.reject_mirrored()
         for spatial in ms.spatial_options():
             sp = per_dim_spatial(spatial)
             opts = [_full_options(ms, d, sp) for d in ms.dims]
@@ -294,6 +302,7 @@ class Rtml(Search):
 
     def _walk(self) -> Iterator[Schedule]:
         ms = self.space
+        self.reject_mirrored()
         for spatial in ms.spatial_options():
             if self.best is not None and self._bound(spatial) >= self.best[1].objective(self.objective):
                 self.skipped += 1

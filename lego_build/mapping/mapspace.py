@@ -101,6 +101,7 @@ class Mapspace:
         self._orders: dict[tuple, tuple] = {}
         self._options: dict[tuple, tuple[int, ...]] = {}
         self._unroll: tuple[list, list] | None = None
+        self._moving: dict[tuple, tuple[str, ...]] = {}
 
     # ------------------------------------------------------------------ spatial
     def remainder_reason(self, dataflow: str = "") -> str:
@@ -277,7 +278,14 @@ class Mapspace:
                         tuple(orders.get(i, ()) for i in range(self.n_levels)))
 
     def moving(self, s: Schedule, level: int) -> tuple[str, ...]:
-        """Dims whose loop at ``level`` iterates more than once under ``s``."""
+        """Dims whose loop at ``level`` iterates more than once under ``s`` (its tiles decide:
+        memoised, the schedules of a beam share them)."""
+        key = (s.spatial, s.tiles, level)
+        if (out := self._moving.get(key)) is None:
+            out = self._moving[key] = self._moving_of(s, level)
+        return out
+
+    def _moving_of(self, s: Schedule, level: int) -> tuple[str, ...]:
         j = self.m.t_pos[level]
         tilings = self.m.tilings(s)
         out = []

@@ -127,7 +127,8 @@ class Grid:
     orders (a search tries several per tiling): each dim's :class:`DimTiling`, the rejection if a
     tile does not fit, the dims that iterate at each position (dims order; an array axis: its
     own), the average active PEs per step, the controller runs (outermost iterations) and time
-    steps, the tilings as reported, and memos of block extents and of evaluations per loop nest."""
+    steps, the tilings as reported, and memos of block extents and words (``blocks``) and of
+    evaluations per loop nest."""
 
     dims: dict[str, DimTiling]
     trip: dict[str, tuple[float, ...]]
@@ -198,6 +199,9 @@ class Model:
         self._rows = {t.name: row_terms(t) for t in kernel.tensors}  # footprints: rtml.row_footprint
         self._depends = {t.name: tuple(i for i in range(len(kernel.dims)) if t.depends_on(i)) for t in kernel.tensors}
         self._whole: dict[tuple, int] = {}  # _footprint(): per (tensor, extents of its dims)
+        # per memory level: the dims (kernel indices) whose extents change what its tiles need
+        self.level_dims = tuple(frozenset(i for t in kernel.tensors if self.roles[t.name] in lv.roles
+                                          for i in self._depends[t.name]) for lv in h.levels)
         self.rel = {t.name: frozenset(d.name for i, d in enumerate(kernel.dims) if t.depends_on(i))
                     for t in kernel.tensors}
         self.final_bits = operand_bits or max(t.bits for t in kernel.inputs)
@@ -292,9 +296,18 @@ class Model:
         fanout = g.fanout  # average active PEs per step
 
         def footprint(t: TensorAccess, start: int, spatial: bool = False) -> float:
-            if (key := (start, spatial)) not in blocks:
-                blocks[key] = tuple(dims[d].extent(self._inside[key]) for d in self.dims)
-            return self._words(t, blocks[key])
+            if (words := blocks.get(wkey := (t.name, start, spatial))) is None:
+                if (key := (start, spatial)) not in blocks:
+                    blocks[key] = tuple(dims[d].extent(self._inside[key]) for d in self.dims)
+                words = blocks[wkey] = self._words(t, blocks[key])
+            return words
+
+        def shared(t: TensorAccess, rel: frozenset, start: int) -> float:
+            """Without forwarding: every PE's fill of its own block, multicast where equal."""
+            if (words := blocks.get(key := (t.name, start, None))) is None:
+                words = blocks[key] = footprint(t, start) * prod(trip[d][j] for j in self.s_pos if j < start
+                                                                 for d in self.dims if d in rel)  # (fixed order)
+            return words
 
         # (words into the child's blocks, distinct words at the parent) per chain step: the child's
         # block times the trips of the loops outside it, the innermost ones that do not index the
@@ -314,11 +327,7 @@ class Model:
                         mult *= tr
                 fills = footprint(t, start) * mult
                 if between:
-                    if h.window_forwarding:
-                        widen = footprint(t, start, True)
-                    else:  # every PE's fill of its own block, multicast where equal
-                        widen = footprint(t, start) * prod(trip[d][j] for j in self.s_pos if j < start
-                                                           for d in self.dims if d in rel)  # (fixed order)
+                    widen = footprint(t, start, True) if h.window_forwarding else shared(t, rel, start)
                     distinct = widen * mult / fanout
                     network[tname] = network.get(tname, 0.0) + fills
                 else:

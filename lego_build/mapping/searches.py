@@ -237,6 +237,7 @@ class Rtml(Search):
     def __post_init__(self):
         self._it = self._walk()
         self.skipped = 0
+        self._maximals: dict[tuple, tuple[list, tuple | None]] = {}
 
     def ask(self) -> Schedule | None:
         return next(self._it, None)
@@ -253,7 +254,20 @@ class Rtml(Search):
         return score(self.objective, energy, cycles)
 
     def _maximal(self, level: int, spatial, tiles: dict[str, tuple[int, ...]], sp) -> list[dict[str, tuple[int, ...]]]:
-        """Maximal fitting factor choices at ``level`` (Obs. 4) on the useful-factor lattice."""
+        """Maximal fitting factor choices at ``level`` (Obs. 4) on the useful-factor lattice. They
+        depend on the tiles inside it, not on the loop orders: the beam's entries that differ only
+        in orders share them (memoised, the rejection of a level that nothing fits told again)."""
+        key = (level, spatial, tuple(tiles[d] for d in self.space.dims))
+        if (memo := self._maximals.get(key)) is None:
+            told: list = []
+            memo = self._maximals[key] = (self._lattice(level, spatial, tiles, sp, told.append), *told[:1])
+        if len(memo) > 1:
+            self.tell(*memo[1])
+        return memo[0]
+
+    def _lattice(self, level: int, spatial, tiles: dict[str, tuple[int, ...]], sp, rejected) -> list[dict]:
+        """:meth:`_maximal`'s walk: the fitting factor choices grown dim by dim until no dim can grow;
+        ``rejected((schedule, evaluation))`` gets the smallest choice when even that does not fit."""
         ms = self.space
         opts = [ms.level_options(d, level, tiles[d], sp) for d in ms.dims]
         idx0 = tuple(0 for _ in opts)
@@ -273,15 +287,17 @@ class Rtml(Search):
         # tile extent per option
         extents = [(m, [[prod(f[ms.m.t_pos[m]:]) for f in fd] for fd in full]) for m in range(level, ms.top)]
 
-        def fits(idx) -> bool:
+        def fits(idx, levels=extents) -> bool:
             if idx not in memo:
                 memo[idx] = unrolled and all(
-                    ms.m.level_fits(m, tuple(e[i] for e, i in zip(ext, idx))) for m, ext in extents)
+                    ms.m.level_fits(m, tuple(e[i] for e, i in zip(ext, idx))) for m, ext in levels)
             return memo[idx]
 
+        # a choice grown from a fitting one in dim j can overflow only the levels whose tiles depend on j
+        grown_in = [[(m, ext) for m, ext in extents if j in ms.m.level_dims[m]] for j in range(len(opts))]
         if not fits(idx0):  # not even the smallest tile fits: record why (and the size it needs)
             smallest = ms.schedule(spatial, pad(make(idx0), ms.top), {})
-            self.tell(smallest, ms.m.overflow(smallest))
+            rejected((smallest, ms.m.overflow(smallest)))
             return []
         seen, out, stack, visited = {idx0}, [], [idx0], 0
         while stack and visited < self.tile_cap:
@@ -291,7 +307,7 @@ class Rtml(Search):
             for j, o in enumerate(opts):
                 if idx[j] + 1 < len(o):
                     nxt = idx[:j] + (idx[j] + 1,) + idx[j + 1:]
-                    if fits(nxt):
+                    if fits(nxt, grown_in[j]):
                         grown = True
                         if nxt not in seen:
                             seen.add(nxt)

@@ -80,6 +80,7 @@ import tempfile
 import threading
 import time
 from dataclasses import replace
+from math import prod
 from pathlib import Path
 
 from lego_build import compose, run_stage
@@ -87,6 +88,7 @@ from lego_build.analysis.lowering import lower
 from lego_build.analysis.networks import network
 from lego_build.mapping import stage as map_stage
 from lego_build.mapping.hierarchy import from_conf, table52_pj
+from lego_build.mapping.model import positions
 from lego_build.runtime.atomic import read_json
 
 RECORD = Path(__file__).resolve().parent / "results" / "vs_accelforge.json"
@@ -94,6 +96,7 @@ ACCELFORGE_VERSION = "1.0.467"
 # AccelForge on these layers as reported in issue 22 (energy uJ, cycles, CPU min), with --spec issue22
 ISSUE = {"layer1.0.conv2": (311.2, 688_128, 41), "layer4.0.conv2": (701.2, 1_376_256, 23)}
 ROLE_TENSOR = {"input": "Inputs", "weight": "Weights", "output": "Outputs"}
+ROLE_TENSOR_INV = {t: r for r, t in ROLE_TENSOR.items()}
 
 DRIVER = r'''
 import json, resource, sys, time
@@ -116,6 +119,20 @@ try:
 except Exception as exc:  # the text form is informative only
     out["mapping"] = f"unavailable: {exc}"
 json.dump(out, open(sys.argv[3], "w"), indent=1)
+'''
+
+#: AccelForge's own model on given mappings (``Spec.evaluate_mapping``, no search): a JSON list of
+#: jobs (arch, workload and mapping YAML files, output file) in one process
+EVAL_DRIVER = r'''
+import json, sys, time
+import accelforge as af
+for job in json.load(open(sys.argv[1])):
+    cpu0 = time.process_time()
+    m = af.Spec.from_yaml(job["arch"], job["workload"], job["mapping"]).evaluate_mapping()
+    json.dump({"cpu_s": time.process_time() - cpu0, "version": getattr(af, "__version__", None),
+               "energy_pj": float(m.energy()), "cycles": float(m.latency()),
+               "energy_by_component_pj": {k: float(v) for k, v in m.energy(per_component=True).items()}},
+              open(job["out"], "w"), indent=1)
 '''
 
 
@@ -257,6 +274,102 @@ def workload_yaml(s: dict, arch, spec: str = "ours") -> str:
             f"    - {{name: Outputs, projection: [k, p, q], output: True}}\n")
 
 
+#: our conv dims as AccelForge's rank variables (:func:`workload_yaml`); n and g are 1 here
+AF_RANK = {"oc": "k", "ic": "c", "oh": "p", "ow": "q", "kh": "r", "kw": "s"}
+AF_DEPENDS = {"Inputs": {"ic", "oh", "ow", "kh", "kw"}, "Weights": {"oc", "ic", "kh", "kw"},
+              "Outputs": {"oc", "oh", "ow"}}
+
+
+def af_mapping_yaml(row: dict, arch, dims: list[str]) -> tuple[str, str]:
+    """Our mapping of a layer (``mapping.json``'s row) as an AccelForge loop tree, and '' or why it
+    has none (then the YAML is '').
+
+    Loops outer -> inner as our model nests them (:func:`lego_build.mapping.model.positions`: each
+    level's loops in its listed order, then the rest in the kernel's ``dims`` order; the array's spatial loops
+    between the shared and the per-PE levels), each with its tile shape. A tensor's storage node at
+    a level sits above that level's loops, and above the innermost loops over dims it does not
+    depend on (our model keeps the tile there: stationarity; AccelForge refills a storage node's
+    tile at every iteration of a loop above it). A per-PE tile that our model keeps across loops
+    above the array has no place in AccelForge's tree (its storage nodes sit below the spatial
+    loops): such a mapping is not translated."""
+    h = from_conf(arch)
+    sched, bound = row["schedule"], row["dims"]
+    top = len(h.levels) - 1
+    spatial: dict[str, int] = {}
+    for axis in sched["spatial"]:
+        for e in axis:
+            spatial[e["dim"]] = spatial.get(e["dim"], 1) * e["factor"]
+    factor = {lv: {} for lv in range(top + 1)}
+    for d, t in sched["tiles"].items():
+        for lv, f in enumerate(t):
+            factor[lv][d] = f
+        inner = prod(t) * spatial.get(d, 1)
+        if bound[d] % inner:
+            return "", f"{d}: an imperfect tiling (AccelForge's tile shapes divide)"
+        factor[top][d] = bound[d] // inner
+    loops: list[tuple[str, str, int]] = []  # (kind, dim, factor) outer -> inner
+    starts: dict[int, int] = {}  # memory level -> index of its first loop
+    for kind, lv in positions(h):
+        if kind == "S":
+            loops += [("S" + "rc"[lv], e["dim"], e["factor"]) for e in sched["spatial"][lv] if e["factor"] > 1]
+            continue
+        starts[lv] = len(loops)
+        listed = sched["orders"][lv] if lv < len(sched["orders"]) else []
+        moving = [d for d in dims if factor[lv].get(d, 1) > 1]
+        loops += [("T", d, factor[lv][d]) for d in [*(d for d in listed if d in moving),
+                                                     *(d for d in moving if d not in listed)]]
+    nodes: dict[int, list[str]] = {}  # loop index -> storage nodes placed just above that loop
+    for lv in range(top, -1, -1):
+        level = h.levels[lv]
+        for tensor in ("Weights", "Outputs", "Inputs"):
+            if lv < top and ROLE_TENSOR_INV[tensor] not in level.roles:
+                continue
+            at = starts[lv]
+            while lv < top and at and loops[at - 1][0] == "T" and loops[at - 1][1] not in AF_DEPENDS[tensor]:
+                at -= 1  # stationary across that loop: the node above it
+            if level.per_pe and at and loops[at - 1][0] != "T":
+                above = next((x for x in reversed(loops[:at]) if x[0] == "T"), None)
+                if above is not None and above[1] not in AF_DEPENDS[tensor]:
+                    return "", (f"{tensor}@{level.name} kept across the array's {AF_RANK[above[1]]} loop above "
+                                "the PEs (AccelForge's per-PE storage sits below its spatial loops)")
+            nodes.setdefault(at, []).append(f"  - !Storage {{tensors: [{tensor}], component: {level.name}}}\n")
+    remaining = dict(bound)
+    out = ["mapping:\n  nodes:\n"]
+    for i, (kind, d, f) in enumerate(loops + [("C", "", 1)]):
+        out += nodes.get(i, [])
+        if kind == "C":
+            break
+        remaining[d] //= f
+        if kind == "T":
+            out.append(f"  - !Temporal {{rank_variable: {AF_RANK[d]}, tile_shape: {remaining[d]}}}\n")
+        else:
+            out.append(f"  - !Spatial {{rank_variable: {AF_RANK[d]}, tile_shape: {remaining[d]}, "
+                       f"name: {'rows' if kind == 'Sr' else 'cols'}, component: PE}}\n")
+    out.append("  - !Compute {einsum: Conv, component: mac}\n")
+    return "".join(out), ""
+
+
+def evaluate_in_accelforge(python: str, jobs: list[tuple[str, str, str]], log: Path) -> list[dict]:
+    """AccelForge's model on each (arch, workload, mapping) YAML triple (:data:`EVAL_DRIVER`)."""
+    with tempfile.TemporaryDirectory(prefix="af_eval_") as tmp:
+        t = Path(tmp)
+        listed = []
+        for i, texts in enumerate(jobs):
+            paths = []
+            for name, text in zip(("arch", "workload", "mapping"), texts):
+                (t / f"{name}{i}.yaml").write_text(text)
+                paths.append(str(t / f"{name}{i}.yaml"))
+            listed.append({"arch": paths[0], "workload": paths[1], "mapping": paths[2], "out": str(t / f"out{i}.json")})
+        (t / "jobs.json").write_text(json.dumps(listed))
+        (t / "driver.py").write_text(EVAL_DRIVER)
+        with open(log, "a") as f:
+            rc = subprocess.run([python, str(t / "driver.py"), str(t / "jobs.json")], stdout=f,
+                                stderr=subprocess.STDOUT, cwd=t, env={**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}).returncode
+        if rc != 0:
+            raise SystemExit(f"AccelForge's evaluate_mapping failed (exit {rc}); see {log}")
+        return [json.loads(Path(job["out"]).read_text()) for job in listed]
+
+
 def run_accelforge(python: str, net: str, layer: dict, arch, pe_order: str, spec: str, log: Path) -> dict:
     a_yaml, w_yaml = arch_yaml(arch, pe_order, spec), workload_yaml(layer["shape"], arch, spec)
     with tempfile.TemporaryDirectory(prefix="af_") as tmp:
@@ -318,6 +431,54 @@ def af_compact(text: str) -> str:
     return " ".join(out)
 
 
+# ----------------------------------------------------------------------------- AccelForge's model on ours
+def cross_check(args, arch, layers: list[dict], ours: dict, af: dict) -> None:
+    """AccelForge's own model (``evaluate_mapping``) on each of our mappings (:func:`af_mapping_yaml`):
+    whether the two models price the same mapping alike, so that an energy apart from AccelForge's
+    optimum is the search's or the mapspace's. Recorded like the searches (``kind: evaluate``)."""
+    texts, why = {}, {}
+    for ly in layers:
+        o = ours[ly["name"]]
+        if o["status"] != "mapped":
+            continue
+        y, reason = af_mapping_yaml(o, arch, [d.name for d in ly["kernel"].dims])
+        if reason:
+            why[ly["name"]] = reason
+        else:
+            texts[ly["name"]] = (arch_yaml(arch, "ours", args.spec), workload_yaml(ly["shape"], arch, args.spec), y)
+    sha = {n: hashlib.sha1("".join(t).encode()).hexdigest()[:12] for n, t in texts.items()}
+    found = {r["spec_sha1"]: r for r in load_record() if r.get("kind") == "evaluate"}
+    missing = [n for n in texts if sha[n] not in found]
+    if missing and args.accelforge_python:  # seconds per layer: run even with --cached
+        log = Path(tempfile.gettempdir()) / f"vs_accelforge_{os.getpid()}.log"
+        print(f"\nAccelForge's model on our mappings of {len(missing)} layers ...", flush=True)
+        for n, r in zip(missing, evaluate_in_accelforge(args.accelforge_python, [texts[n] for n in missing], log)):
+            run = {"kind": "evaluate", "network": args.network, "layer": n, "spec": args.spec,
+                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                   "accelforge": r.pop("version") or ACCELFORGE_VERSION, "spec_sha1": sha[n], **r}
+            append_record(run)
+            found[sha[n]] = run
+    print("\nAccelForge's model on our mapping (its evaluate_mapping, no search), energy uJ: whether the two models "
+          "agree on the same mapping")
+    print(f"{'layer':22} {'ours':>8} {'AF(ours)':>8} {'ratio':>7} {'AF best':>8}")
+    agree = []
+    for ly in layers:
+        n, o = ly["name"], ours[ly["name"]]
+        if o["status"] != "mapped":
+            continue
+        r = found.get(sha.get(n, ""))
+        best = f"{af[n]['energy_pj'] / 1e6:8.1f}" if n in af else f"{'-':>8}"
+        if r is None:
+            print(f"{label(ly):22} {o['energy_pj'] / 1e6:8.1f} {'-':>8} {'-':>7} {best} "
+                  f"{why.get(n, 'not evaluated: give --accelforge-python')}")
+            continue
+        ratio = o["energy_pj"] / r["energy_pj"]
+        agree += [abs(ratio - 1) <= 0.01]
+        print(f"{label(ly):22} {o['energy_pj'] / 1e6:8.1f} {r['energy_pj'] / 1e6:8.1f} {ratio:7.4f} {best}")
+    if agree:
+        print(f"the two models within 1 % on {sum(agree)} of {len(agree)} mappings")
+
+
 # ----------------------------------------------------------------------------- table
 def label(ly: dict) -> str:
     """A distinct layer's first name, and how many more layers share its shape."""
@@ -330,7 +491,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--network", default="resnet18")
     ap.add_argument("--layers", default="", help="comma-separated layer names (default: every distinct layer)")
     ap.add_argument("--accelforge-python", default=os.environ.get("ACCELFORGE_PYTHON", ""))
-    ap.add_argument("--cached", action="store_true", help="AccelForge figures from the record, no run")
+    ap.add_argument("--cached", action="store_true",
+                    help="AccelForge's searches from the record, none run (its model on our mappings still runs when "
+                         "--accelforge-python is given: seconds per layer)")
     ap.add_argument("--pe-order", choices=("both", "example", "ours"), default="both",
                     help="nesting of AccelForge's per-PE scratchpads: as in its Eyeriss example (input, weight, output "
                          "outer to inner), as ours (weight, psum, ifmap), or both searched, the better kept (default)")
@@ -345,6 +508,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="what our side models: the hardware AccelForge's spec describes (no MAC operand registers, "
                          "no forwarding of overlapping input windows between PEs, no network energy: the same "
                          "accounting, so the energies compare the searches; default), or eyeriss_ruby's own")
+    ap.add_argument("--search", choices=("rtml", "placed"), default="rtml",
+                    help="our mapper.search: rtml (seed 000's maximal tiles; default) or placed (also each maximal "
+                         "tile with a loop over a dim its level does not store left to the levels above)")
     args = ap.parse_args(argv)
     arch = compose(["arch=eyeriss_ruby"]).arch
     layers = distinct_layers(args.network, arch)
@@ -358,7 +524,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.cached and not args.accelforge_python:
         raise SystemExit("give --accelforge-python (or set ACCELFORGE_PYTHON), or use --cached")
 
-    extra = (AF_SPACE if args.ours == "af-space" else ()) + (AF_HARDWARE if args.hardware == "accelforge" else ())
+    extra = ((AF_SPACE if args.ours == "af-space" else ()) + (AF_HARDWARE if args.hardware == "accelforge" else ())
+             + ((f"mapper.search={args.search}",) if args.search != "rtml" else ()))
     print(f"our side: {args.network} on eyeriss_ruby, {' '.join(extra) or 'mapper=ruby_s'} (energy objective) ...",
           flush=True)
     ours, cpu = run_ours(args.network, extra)
@@ -429,6 +596,8 @@ def main(argv: list[str] | None = None) -> int:
         fast = [ly for ly in both if af[ly["name"]]["cpu_s"] >= 1000 * cpu.get(shape_key(ly["kernel"]), float("inf"))]
         print(f"energy within 5 % of AccelForge's: {len(close)} of {len(both)} distinct layers; CPU time >= 1000x "
               f"less: {len(fast)}; both: {', '.join(ly['name'] for ly in close if ly in fast) or 'none'}")
+    if args.hardware == "accelforge":
+        cross_check(args, arch, layers, ours, af)
     levels = [lv.name for lv in from_conf(arch).levels[::-1]] + ["mac", "network"]
     print("\nenergy by level, uJ: ours / AF (network: our array hops, not modelled by AccelForge)")
     print(f"{'layer':22} " + " ".join(f"{n:>15}" for n in levels))

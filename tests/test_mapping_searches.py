@@ -142,3 +142,34 @@ def test_mirror_unrollings_cost_the_same_and_leaving_them_out_keeps_the_best(mon
     assert full.run() == best
     valid = [sum(e["status"] == "valid" for e in s.log) for s in (pruned, full)]
     assert 1.8 * valid[0] < valid[1] < 2.2 * valid[0]
+
+
+def test_placed_leaves_a_loop_a_level_does_not_store_to_the_levels_above():
+    """ResNet-18's layer2.0.conv2 on AccelForge's Eyeriss unrolling (ic4, kh3 | oh14) and PE array
+    (no operand registers, no window forwarding): maximal tiles grow the psum scratchpad's reduction
+    loop; ``placed`` also offers that tile without it, so the weight scratchpad takes a second
+    output-channel loop across which the ifmap scratchpad keeps its words (AccelForge's own model
+    prices the mapping found at 431.6 uJ, its mapper's best at 492.0: benchmarks/vs_accelforge.py)."""
+    from dataclasses import replace
+
+    from lego_build import compose
+    from lego_build.mapping.hierarchy import from_conf
+
+    arch = compose(["arch=eyeriss_ruby", "arch.operand_registers=false", "arch.window_forwarding=false"]).arch
+    h = replace(from_conf(arch), hop_pj=0.0)
+    k = conv2d(1, 128, 128, 28, 28, 3, 3, pad=1, bits=16, acc_bits=32)
+    rules = Rules(spatial=((("ic", 4), ("kh", 3)), (("oh", 14),)))
+    found = {}
+    for name in ("rtml", "placed"):
+        search = make_search(name, Mapspace(Model(k, h, 16), "pfm", rules), "energy")
+        search.beam = 16
+        found[name] = search.run()
+    (_, maximal), (s, placed) = found["rtml"], found["placed"]
+    assert maximal.energy_pj == pytest.approx(572.4e6, rel=1e-3)
+    assert placed.energy_pj == pytest.approx(430.9e6, rel=1e-3)
+    tiles = dict(s.tiles)
+    ifmap, psum, weight = 0, 1, 2  # eyeriss_ruby's per-PE levels, inner -> outer
+    assert [lv.name for lv in h.levels[:3]] == ["ifmap_spad", "psum_spad", "weight_spad"]
+    assert tiles["oc"][ifmap] > 1 and tiles["oc"][weight] > 1  # output channels at both
+    assert all(t[psum] == 1 for t in tiles.values())  # the psum scratchpad's reduction loop left out
+    assert s.orders[weight][-1] == "oc"  # innermost there: the ifmap words stay across it

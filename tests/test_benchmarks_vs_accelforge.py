@@ -1,0 +1,85 @@
+"""benchmarks/vs_accelforge.py without AccelForge: our mapping as AccelForge's loop tree, and the
+table from the record of AccelForge's runs (its searches and its model on our mappings)."""
+import sys
+from pathlib import Path
+
+import pytest
+
+from lego_build import compose
+from lego_build.analysis.kernels import conv2d
+from lego_build.ir.mapping import Schedule
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import vs_accelforge as V  # noqa: E402
+
+#: ResNet-18's layer2.0.conv2 as `mapper.search=placed` maps it on AccelForge's unrolling; this tree
+#: is what AccelForge 1.0.467's evaluate_mapping priced at 431.6 uJ (ours: 430.9)
+FOUND = """mapping:
+  nodes:
+  - !Storage {tensors: [Weights], component: dram}
+  - !Storage {tensors: [Outputs], component: dram}
+  - !Storage {tensors: [Inputs], component: dram}
+  - !Temporal {rank_variable: k, tile_shape: 32}
+  - !Storage {tensors: [Outputs], component: glb}
+  - !Temporal {rank_variable: c, tile_shape: 16}
+  - !Storage {tensors: [Inputs], component: glb}
+  - !Temporal {rank_variable: k, tile_shape: 16}
+  - !Spatial {rank_variable: c, tile_shape: 4, name: rows, component: PE}
+  - !Spatial {rank_variable: r, tile_shape: 1, name: rows, component: PE}
+  - !Spatial {rank_variable: p, tile_shape: 2, name: cols, component: PE}
+  - !Storage {tensors: [Weights], component: weight_spad}
+  - !Temporal {rank_variable: p, tile_shape: 1}
+  - !Temporal {rank_variable: q, tile_shape: 1}
+  - !Storage {tensors: [Inputs], component: ifmap_spad}
+  - !Temporal {rank_variable: k, tile_shape: 8}
+  - !Storage {tensors: [Outputs], component: psum_spad}
+  - !Temporal {rank_variable: c, tile_shape: 1}
+  - !Temporal {rank_variable: s, tile_shape: 1}
+  - !Temporal {rank_variable: k, tile_shape: 1}
+  - !Compute {einsum: Conv, component: mac}
+"""
+
+
+def _row(kernel, spatial, tiles, orders):
+    dims = [d.name for d in kernel.dims]
+    s = Schedule(spatial, tuple((d, tiles.get(d, (1, 1, 1, 1))) for d in dims), orders)
+    return {"schedule": s.to_json(), "dims": {d.name: d.bound for d in kernel.dims}}, dims
+
+
+def test_our_mapping_as_accelforge_loop_tree():
+    """Loops as our model nests them with their tile shapes; each storage node above the innermost
+    loops over dims its tensor does not depend on (the GLB's outputs above the input-channel loop,
+    the ifmap scratchpad above the output-channel loop and the psum scratchpad's node)."""
+    arch = compose(["arch=eyeriss_ruby"]).arch
+    k = conv2d(1, 128, 128, 28, 28, 3, 3, pad=1, bits=16, acc_bits=32)
+    row, dims = _row(k, ((("ic", 4), ("kh", 3)), (("oh", 14),)),
+                     {"oc": (8, 1, 2, 2), "ic": (4, 1, 1, 1), "oh": (1, 1, 2, 1), "ow": (1, 1, 28, 1),
+                      "kw": (3, 1, 1, 1)},
+                     (("ic", "kw", "oc"), (), ("oh", "ow", "oc"), ("oc",), ()))
+    assert V.af_mapping_yaml(row, arch, dims) == (FOUND, "")
+
+
+def test_a_per_pe_tile_kept_across_a_loop_above_the_array_has_no_accelforge_tree():
+    arch = compose(["arch=eyeriss_ruby"]).arch
+    k = conv2d(1, 64, 64, 14, 14, 1, 1, bits=16, acc_bits=32)
+    # the weight scratchpad's tile does not change with the GLB's output-row loop, innermost above the array
+    row, dims = _row(k, ((("ic", 8),), (("oh", 14),)), {"oc": (8, 1, 1, 1), "ow": (1, 1, 14, 1), "oh": (1, 1, 1, 1)},
+                     ((), (), (), ("oc",), ()))
+    row["dims"]["oh"] = 28
+    row["schedule"]["tiles"]["oh"] = [1, 1, 1, 2]
+    y, why = V.af_mapping_yaml(row, arch, dims)
+    assert y == "" and why == ("Weights@weight_spad kept across the array's p loop above the PEs (AccelForge's "
+                               "per-PE storage sits below its spatial loops)")
+    row["schedule"]["tiles"]["ow"] = [1, 1, 5, 1]  # 14 = 5 x 3 rounded up: a partial tile
+    assert V.af_mapping_yaml(row, arch, dims)[1] == "ow: an imperfect tiling (AccelForge's tile shapes divide)"
+
+
+def test_the_cached_table_checks_our_mappings_in_accelforges_model(capsys):
+    """From the recorded runs (no AccelForge here): ResNet-18 in AccelForge's space with `placed`;
+    every translatable mapping was priced by AccelForge's own model within 1 % of ours."""
+    if not V.RECORD.exists():
+        pytest.skip("no record of AccelForge's runs")
+    assert V.main(["--cached", "--ours", "af-space", "--search", "placed", "--accelforge-python", ""]) == 0
+    out = capsys.readouterr().out
+    assert "the two models within 1 % on 11 of 11 mappings" in out
+    assert "layer2.0.conv2 +2         426.5    428.4  0.9957    492.0" in out

@@ -363,8 +363,9 @@ def evaluate_in_accelforge(python: str, jobs: list[tuple[str, str, str]], log: P
         (t / "jobs.json").write_text(json.dumps(listed))
         (t / "driver.py").write_text(EVAL_DRIVER)
         with open(log, "a") as f:
+            env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
             rc = subprocess.run([python, str(t / "driver.py"), str(t / "jobs.json")], stdout=f,
-                                stderr=subprocess.STDOUT, cwd=t, env={**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}).returncode
+                                stderr=subprocess.STDOUT, cwd=t, env=env).returncode
         if rc != 0:
             raise SystemExit(f"AccelForge's evaluate_mapping failed (exit {rc}); see {log}")
         return [json.loads(Path(job["out"]).read_text()) for job in listed]

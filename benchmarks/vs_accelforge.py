@@ -595,8 +595,10 @@ def main(argv: list[str] | None = None) -> int:
               f"AF {sum(af[ly['name']]['cpu_s'] for ly in both) / 60:.1f} min (distinct layers once)")
         close = [ly for ly in both if abs(ours[ly["name"]]["energy_pj"] / af[ly["name"]]["energy_pj"] - 1) <= 0.05]
         fast = [ly for ly in both if af[ly["name"]]["cpu_s"] >= 1000 * cpu.get(shape_key(ly["kernel"]), float("inf"))]
-        print(f"energy within 5 % of AccelForge's: {len(close)} of {len(both)} distinct layers; CPU time >= 1000x "
-              f"less: {len(fast)}; both: {', '.join(ly['name'] for ly in close if ly in fast) or 'none'}")
+        below = [ly for ly in both if ours[ly["name"]]["energy_pj"] <= 1.05 * af[ly["name"]]["energy_pj"]]
+        print(f"energy within 5 % of AccelForge's: {len(close)} of {len(both)} distinct layers (at most 5 % above: "
+              f"{len(below)}); CPU time >= 1000x less: {len(fast)}; both: "
+              f"{', '.join(ly['name'] for ly in close if ly in fast) or 'none'}")
     if args.hardware == "accelforge":
         cross_check(args, arch, layers, ours, af)
     levels = [lv.name for lv in from_conf(arch).levels[::-1]] + ["mac", "network"]

@@ -45,7 +45,7 @@ def test_valid_combinations(overrides):
 
 
 @pytest.mark.parametrize("overrides, message", [
-    (["mapper.search=greedy"], r"^mapper.search=greedy: unknown; choose one of rtml, random, exhaustive, tso"),
+    (["mapper.search=greedy"], r"^mapper.search=greedy: unknown; choose one of rtml, placed, random, exhaustive, tso"),
     (["arch.fu=booth"], r"^arch.fu=booth: unknown; choose one of mac, bitfusion"),
     (["optimizer.solver=glpk"], r"^optimizer.solver=glpk: unknown; choose one of cbc, highs"),
     (["workload=onnx", "workload.kind=caffe", "workload.path=model.caffe"], r"^workload.kind=caffe: unknown; choose one of onnx, tflite, timeloop"),

@@ -469,7 +469,9 @@ class MapperConf:
     array the spatial unrolling is the dataflow's; its address generators run a partial
     last tile (idle FUs), which is Ruby-S's (the default preset), so ``pfm`` and ``ruby-t``
     leave a dataflow unused for a layer whose dim it would split with a remainder.
-    ``search``: ``rtml`` (seed 000 pruned), ``random`` (Timeloop-style: stops after
+    ``search``: ``rtml`` (seed 000 pruned), ``placed`` (RTML that also offers each maximal tile
+    with one loop over a dim its level does not store left to the levels above: lower energy on
+    per-tensor scratchpads, about twice the CPU), ``random`` (Timeloop-style: stops after
     ``patience`` non-improving valid mappings; ``seed``), ``exhaustive`` (small layers).
     ``gap``: stop a layer's search once its best is within this fraction of the layer's
     lower bound (lego_build.mapping.bounds; e.g. 0.05), ``budget``: at most this many
@@ -496,7 +498,7 @@ class MapperConf:
     gap: Optional[float] = None
     budget: Optional[int] = None
     unroll: str = "dataflows"
-    beam: int = 16  # search=rtml: partial schedules kept per level
+    beam: int = 16  # search=rtml or placed: partial schedules kept per level
 
     def __post_init__(self) -> None:
         if self.gap is not None and not 0 < self.gap < 1:

@@ -3,7 +3,7 @@
     python benchmarks/vs_accelforge.py [--network resnet18] [--layers NAME,...]
                                        [--accelforge-python PATH] [--cached] [--pe-order both]
                                        [--spec ours|issue22] [--ours flow|af-space]
-                                       [--hardware accelforge|ours]
+                                       [--hardware accelforge|ours] [--search rtml|placed]
 
 Our side (always live): the product's own path, ``analyze``, ``graph``, ``optimize`` and ``map``
 stages of ``arch=eyeriss_ruby workload=<network> workload.bits=16 mapper=ruby_s`` (the network at
@@ -59,8 +59,12 @@ The AccelForge spec is written from ``compose(["arch=eyeriss_ruby"]).arch`` thro
   ``--hardware accelforge`` (default) describes AccelForge's PE array in our config instead
   (:data:`AF_HARDWARE`), so both tools count the same accesses; ``--hardware ours`` keeps
   ``eyeriss_ruby``'s.
-* the summary counts the distinct layers whose energy is within 5 % of AccelForge's either way,
-  those mapped with at least 1000x less CPU time, and the layers that are both.
+* the summary counts the distinct layers whose energy is within 5 % of AccelForge's either way
+  (and those at most 5 % above it), those mapped with at least 1000x less CPU time, and the layers
+  that are both.
+* with ``--hardware accelforge``, AccelForge's own model also prices each of our mappings
+  (:func:`af_mapping_yaml`, :func:`cross_check`): where the two models agree on the same mapping,
+  an energy apart from AccelForge's best is the search's or the mapspace's.
 
 Issue 22's AccelForge figures (311.2 uJ, 688,128 cycles; 701.2 uJ, 1,376,256 cycles) come from
 another spec: ``--spec issue22 --pe-order example`` reproduces them (weights may stay in the GLB,

@@ -45,8 +45,9 @@ def _unordered(spatial) -> tuple[frozenset, ...]:
 def symmetries(kernel: Kernel, rules: "Rules") -> tuple[dict[str, str], ...]:
     """Renamings of ``kernel``'s dims (disjoint swaps of two dims of the same bound) that map the
     layer and ``rules`` onto themselves: every tensor keeps its data rows (a row's dims and
-    coefficients, dims of bound 1 aside, its extent and padding; the rows' order is immaterial, a footprint is their
-    product), each array axis and the required, fixed-order and innermost dims stay what they were.
+    coefficients, dims of bound 1 aside, its extent and padding; the rows' order is immaterial,
+    a footprint is their product), each array axis and the required, fixed-order and innermost
+    dims stay what they were.
     A square convolution has one: ``kh<->kw`` with ``oh<->ow``. The cost model counts through the
     tensors' rows and never by a dim's name, so a schedule and its renaming cost the same."""
     bound = {d.name: d.bound for d in kernel.dims}

@@ -1,9 +1,10 @@
 """lego_build's mapper against AccelForge 1.0.467's (FFM) on the same Eyeriss-like hardware, per layer.
 
-    python benchmarks/vs_accelforge.py [--network resnet18] [--layers NAME,...]
+    python benchmarks/vs_accelforge.py [--network resnet18[,resnet50]] [--layers NAME,...]
                                        [--accelforge-python PATH] [--cached] [--pe-order both]
                                        [--spec ours|issue22] [--ours flow|af-space]
-                                       [--hardware accelforge|ours] [--search rtml|placed]
+                                       [--hardware accelforge|ours] [--search rtml|placed] [--beam N]
+                                       [--repeat N]
 
 Our side (always live): the product's own path, ``analyze``, ``graph``, ``optimize`` and ``map``
 stages of ``arch=eyeriss_ruby workload=<network> workload.bits=16 mapper=ruby_s`` (the network at
@@ -11,7 +12,10 @@ the array's operand width; the preset's default is 8 bits) run in a temporary de
 directory (``out/`` is not touched); the figures are ``mapping.json``'s per layer (energy,
 cycles, utilization, the mapper's lower bound ``bound.energy_pj``). Our CPU time per layer is the
 process time of ``mapping.stage.best_dataflow`` for that distinct layer (all its dataflows searched
-and costed), measured by wrapping that function while the map stage runs.
+and costed), measured by wrapping that function while the map stage runs; ``--repeat N`` runs our
+side N times, each in a process of its own, and takes each layer's median (one run's figure moves
+by 10-20 % on a shared machine). ``--search`` and ``--beam`` set ``mapper.search`` and
+``mapper.beam``.
 
 AccelForge (optional, benchmark only) runs in its own Python >= 3.12 venv
 (``--accelforge-python``, default ``$ACCELFORGE_PYTHON``; ``pip install accelforge==1.0.467``)
@@ -61,7 +65,9 @@ The AccelForge spec is written from ``compose(["arch=eyeriss_ruby"]).arch`` thro
   ``eyeriss_ruby``'s.
 * the summary counts the distinct layers whose energy is within 5 % of AccelForge's either way
   (and those at most 5 % above it), those mapped with at least 1000x less CPU time, and the layers
-  that are both.
+  that are both. Given several networks (``--network resnet18,resnet50``), it also counts them
+  together: a conv shape in both is one distinct layer, counted only if each network's
+  measurement of it holds (:func:`summarize`).
 * with ``--hardware accelforge``, AccelForge's own model also prices each of our mappings
   (:func:`af_mapping_yaml`, :func:`cross_check`): where the two models agree on the same mapping,
   an energy apart from AccelForge's best is the search's or the mapspace's.
@@ -79,7 +85,9 @@ import hashlib
 import json
 import os
 import re
+import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -178,6 +186,26 @@ def run_ours(net: str, extra: tuple[str, ...] = ()) -> tuple[dict, dict]:
     finally:
         map_stage.best_dataflow = real
     return {row["name"]: row for row in doc["layers"]}, cpu
+
+
+def run_ours_repeated(net: str, extra: tuple[str, ...], n: int) -> tuple[dict, dict]:
+    """:func:`run_ours` ``n`` times, each in a Python process of its own (as the first run: no cache
+    of an earlier run), our CPU time per distinct layer their median; the mappings are the same every
+    time (the flow is deterministic), the first run's kept."""
+    if n <= 1:
+        return run_ours(net, extra)
+    runs = []
+    for i in range(n):
+        print(f"  our side, run {i + 1} of {n} ...", flush=True)
+        done = subprocess.run([sys.executable, str(Path(__file__).resolve()), OUR_SIDE, net, *extra],
+                              capture_output=True, text=True, check=True)
+        runs.append(json.loads(done.stdout.splitlines()[-1]))
+    cpu = {tuple(json.loads(k)): statistics.median(run["cpu"][k] for run in runs) for k in runs[0]["cpu"]}
+    return runs[0]["rows"], cpu
+
+
+#: the hidden first argument of a :func:`run_ours_repeated` child: it prints our side as JSON
+OUR_SIDE = "--our-side-json"
 
 
 def shape_key(kernel) -> tuple:
@@ -516,7 +544,46 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--search", choices=("rtml", "placed"), default="rtml",
                     help="our mapper.search: rtml (seed 000's maximal tiles; default) or placed (also each maximal "
                          "tile with a loop over a dim its level does not store left to the levels above)")
+    ap.add_argument("--beam", type=int, default=0,
+                    help="our mapper.beam: partial schedules kept per level (default: the preset's, 16)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run our side this many times, each in its own process, and take the median CPU time "
+                         "per layer (default 1: one run, in this process)")
     args = ap.parse_args(argv)
+    if not args.cached and not args.accelforge_python:
+        raise SystemExit("give --accelforge-python (or set ACCELFORGE_PYTHON), or use --cached")
+    if args.repeat < 1 or args.beam < 0:
+        raise SystemExit("--repeat must be at least 1 and --beam positive (0: the preset's)")
+    verdicts = [v for net in args.network.split(",") for v in compare(args, net)]
+    if len(args.network.split(",")) > 1:
+        summarize(verdicts)
+    return 0
+
+
+def summarize(verdicts: list[dict]) -> None:
+    """Issue 22's count over the networks together: a conv shape found in several (ResNet-18's
+    layer3.0.conv2 is ResNet-50's layer3.1.conv2) is one distinct layer, and counts only if every
+    measurement of it does (the CPU ratio is measured once per network)."""
+    shapes: dict[tuple, list[dict]] = {}
+    for v in verdicts:
+        shapes.setdefault(v["shape"], []).append(v)
+    names = {k: " = ".join(f"{v['network']} {v['name']}" for v in vs) for k, vs in shapes.items()}
+
+    def every(key: str) -> list[tuple]:
+        return [k for k, vs in shapes.items() if all(v[key] for v in vs)]
+
+    close, below, fast = every("close"), every("below"), every("fast")
+    print(f"\n{len(shapes)} distinct layers over the networks: energy within 5 % of AccelForge's: {len(close)} (at "
+          f"most 5 % above: {len(below)}); CPU time >= 1000x less: {len(fast)}")
+    for title, keys in (("within 5 % and >= 1000x", [k for k in close if k in fast]),
+                        ("at most 5 % above and >= 1000x", [k for k in below if k in fast])):
+        print(f"  {title}: {len(keys)}" + "".join(f"\n    {names[k]}" for k in keys))
+
+
+def compare(args, network: str) -> list[dict]:
+    """The comparison on one network (tables printed); per distinct layer both tools mapped, its
+    verdicts: within 5 % (``close``), at most 5 % above (``below``), 1000x less CPU (``fast``)."""
+    args = argparse.Namespace(**{**vars(args), "network": network})
     arch = compose(["arch=eyeriss_ruby"]).arch
     layers = distinct_layers(args.network, arch)
     if args.layers:
@@ -526,14 +593,13 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"not an array layer of {args.network}: {', '.join(sorted(unknown))} "
                              f"(distinct: {', '.join(ly['name'] for ly in layers)})")
         layers = [ly for ly in layers if set(ly["names"]) & set(want)]  # a layer stands for its twins
-    if not args.cached and not args.accelforge_python:
-        raise SystemExit("give --accelforge-python (or set ACCELFORGE_PYTHON), or use --cached")
 
     extra = ((AF_SPACE if args.ours == "af-space" else ()) + (AF_HARDWARE if args.hardware == "accelforge" else ())
-             + ((f"mapper.search={args.search}",) if args.search != "rtml" else ()))
+             + ((f"mapper.search={args.search}",) if args.search != "rtml" else ())
+             + ((f"mapper.beam={args.beam}",) if args.beam else ()))
     print(f"our side: {args.network} on eyeriss_ruby, {' '.join(extra) or 'mapper=ruby_s'} (energy objective) ...",
           flush=True)
-    ours, cpu = run_ours(args.network, extra)
+    ours, cpu = run_ours_repeated(args.network, extra, args.repeat)
     orders = ("example", "ours") if args.pe_order == "both" else (args.pe_order,)
     runs: dict[tuple[str, str], dict] = {}
     spec_of = {(ly["name"], o): hashlib.sha1((arch_yaml(arch, o, args.spec)
@@ -588,6 +654,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label(ly):22} {o['energy_pj'] / 1e6:8.1f} {'-':>8} {'-':>7} {bound / 1e6:8.1f} {'-':>5} "
                   f"{o['cycles']:10,} {'-':>10} {o['utilization']:5.0%} {'-':>5} {'-':>7} {c_o:8.2f} {'-':>8} {'-':>8}")
     both = [ly for ly in layers if ours[ly["name"]]["status"] == "mapped" and ly["name"] in af]
+    close = fast = below = []
     if both:  # the layers both tools mapped, each distinct layer weighted by how many share its shape
         tot = {k: sum(f(ly) * len(ly["names"]) for ly in both) for k, f in (
             ("eo", lambda ly: ours[ly["name"]]["energy_pj"]), ("ea", lambda ly: af[ly["name"]]["energy_pj"]),
@@ -602,7 +669,8 @@ def main(argv: list[str] | None = None) -> int:
         below = [ly for ly in both if ours[ly["name"]]["energy_pj"] <= 1.05 * af[ly["name"]]["energy_pj"]]
         print(f"energy within 5 % of AccelForge's: {len(close)} of {len(both)} distinct layers (at most 5 % above: "
               f"{len(below)}); CPU time >= 1000x less: {len(fast)}; both: "
-              f"{', '.join(ly['name'] for ly in close if ly in fast) or 'none'}")
+              f"{', '.join(ly['name'] for ly in close if ly in fast) or 'none'}; at most 5 % above and 1000x: "
+              f"{', '.join(ly['name'] for ly in below if ly in fast) or 'none'}")
     if args.hardware == "accelforge":
         cross_check(args, arch, layers, ours, af)
     levels = [lv.name for lv in from_conf(arch).levels[::-1]] + ["mac", "network"]
@@ -627,8 +695,13 @@ def main(argv: list[str] | None = None) -> int:
     if rows:
         print("\nissue 22 (AccelForge, reported; its spec is --spec issue22 --pe-order example): " + "; ".join(
             f"{n} {e} uJ, {c:,} cycles, {m} CPU min" for n, (e, c, m) in rows))
-    return 0
+    return [{"network": network, "name": ly["name"], "shape": shape_key(ly["kernel"]), "close": ly in close,
+             "below": ly in below, "fast": ly in fast} for ly in both]
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == [OUR_SIDE]:  # a child of run_ours_repeated: the stages' messages, then one JSON line
+        rows, cpu = run_ours(sys.argv[2], tuple(sys.argv[3:]))
+        print(json.dumps({"rows": rows, "cpu": {json.dumps(list(k)): v for k, v in cpu.items()}}))
+        raise SystemExit(0)
     raise SystemExit(main())

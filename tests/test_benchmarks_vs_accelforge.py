@@ -83,3 +83,19 @@ def test_the_cached_table_checks_our_mappings_in_accelforges_model(capsys):
     out = capsys.readouterr().out
     assert "the two models within 1 % on 11 of 11 mappings" in out
     assert "layer2.0.conv2 +2         426.5    428.4  0.9957    492.0" in out
+
+
+def test_the_count_over_networks_takes_a_shared_shape_once_and_only_if_every_measurement_holds(capsys):
+    """ResNet-18's layer3.0.conv2 is ResNet-50's layer3.1.conv2: one distinct layer, within 5 % and
+    1000x only if both networks' measurements are."""
+    def v(net, name, shape, close, fast):
+        return {"network": net, "name": name, "shape": shape, "close": close, "below": close, "fast": fast}
+
+    V.summarize([v("resnet18", "layer3.0.conv2", (256, 256, 14), True, True),
+                 v("resnet50", "layer3.1.conv2", (256, 256, 14), True, False),  # slower there: not counted
+                 v("resnet18", "layer3.0.conv1", (256, 128, 14), True, True),
+                 v("resnet50", "layer4.0.conv2", (512, 512, 7), False, True)])
+    out = capsys.readouterr().out
+    assert "3 distinct layers over the networks: energy within 5 % of AccelForge's: 2" in out
+    assert "CPU time >= 1000x less: 2" in out
+    assert "within 5 % and >= 1000x: 1\n    resnet18 layer3.0.conv1\n" in out

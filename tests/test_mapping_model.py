@@ -182,3 +182,65 @@ def test_zigzag_preset_hierarchy():
     ruby = from_conf(compose(["arch=eyeriss_ruby"]).arch)
     assert ruby.level("glb").read_pj == pytest.approx(13.5 * 64 / 16)  # Table 5.2 at 128 KB, 64-bit port
     assert ruby.level("weight_spad").read_pj == pytest.approx(0.03 * 448 / 16)
+
+
+def test_orders_no_count_can_tell_apart_are_evaluated_once():
+    """Model.order_key: the RF's two loops (k, m) are inside every memory block but the MAC's, and
+    without operand registers the MAC reads every operand each step, so their order changes no
+    count: both orders share one evaluation, equal to a fresh model's. With operand registers,
+    B[k, n] stays in its register across an innermost m: the orders differ, and so do the counts."""
+    tiles = (("k", (4, 16)), ("m", (2, 2)), ("n", (1, 4)))
+    km, mk = (Schedule(SCHED.spatial, tiles, (rf, ("b", "k", "m", "n"), ()))
+              for rf in (("m", "k"), ("k", "m")))
+    plain = Model(GEMM, three_level())
+    assert plain.order_key(plain._grid(km), km) == plain.order_key(plain._grid(mk), mk)
+    assert plain.evaluate(km) is plain.evaluate(mk)
+    assert Model(GEMM, three_level()).evaluate(mk) == plain.evaluate(mk)
+    reuse = Model(GEMM, three_level(reuse=True))
+    assert reuse.order_key(reuse._grid(km), km) != reuse.order_key(reuse._grid(mk), mk)
+    rf = {o: {(lv, r): rd for lv, r, rd, _ in reuse.evaluate(s).accesses} for o, s in (("km", km), ("mk", mk))}
+    assert rf["mk"]["rf", "weight"] == rf["km"]["rf", "weight"] / 2  # m's 2 trips, B kept across them
+
+
+def test_a_searchs_memoised_evaluations_equal_fresh_ones():
+    """Every schedule RTML with placements asks on a real layer (ResNet-18's layer3.0.conv2 on
+    eyeriss_ruby's levels without operand registers, its unrolling searched), evaluated by the
+    search's model (memos of tilings, tiles that fit, blocks and loop-order classes) and by a model
+    of its own: the same figures. The memos are used: fewer nests counted than schedules asked."""
+    from lego_build.mapping.mapspace import Mapspace, Rules
+    from lego_build.mapping.searches import make_search
+
+    arch = compose(["arch=eyeriss_ruby", "arch.operand_registers=false", "arch.window_forwarding=false"]).arch
+    h = replace(from_conf(arch), hop_pj=0.0)
+    k = conv2d(1, 256, 256, 14, 14, 3, 3, pad=1, bits=16, acc_bits=32)
+    m = Model(k, h, 16)
+    asked = []
+    evaluate = m.evaluate
+    m.evaluate = lambda s: asked.append(s) or evaluate(s)
+    rules = Rules(axes=(("ic", "kh", "kw"), ("oh", "ow")), max_spatial=4)
+    search = make_search("placed", Mapspace(m, "pfm", rules), "energy")
+    search.beam = 8
+    assert search.run() is not None
+    valid = [s for s in asked if evaluate(s).valid]
+    assert len(valid) > 400
+    for s in valid:
+        assert Model(k, h, 16).evaluate(s) == evaluate(s)
+    assert sum(len(g.nests) for g in m._grids.values()) < len(valid) / 2
+
+
+def test_a_levels_fit_is_memoised_on_the_dims_its_tensors_depend_on():
+    """eyeriss_ruby's ifmap scratchpad holds inputs only: output channels never change its answer."""
+    arch = compose(["arch=eyeriss_ruby"]).arch
+    k = conv2d(1, 64, 64, 56, 56, 3, 3, pad=1, bits=16, acc_bits=32)
+    m = Model(k, from_conf(arch), 16)
+    names = [d.name for d in k.dims]
+    ifmap = [lv.name for lv in m.h.levels].index("ifmap_spad")
+    small = tuple({"ic": 2, "oh": 1, "ow": 2, "kh": 1, "kw": 3}.get(d, 1) for d in names)
+    big = tuple({"ic": 2, "oh": 1, "ow": 2, "kh": 1, "kw": 3, "oc": 64}.get(d, 1) for d in names)
+    assert m.level_overflow(ifmap, small) is None and m.level_overflow(ifmap, big) is None
+    wide = tuple({"ic": 8, "ow": 4, "kw": 3}.get(d, 1) for d in names)  # 8 x 6 inputs > 12 words
+    over = m.level_overflow(ifmap, wide)
+    assert over is not None and "ifmap_spad" in over.reason
+    sizes = tuple(wide[i] for i in m.level_index[ifmap])
+    assert m.level_overflow_of(ifmap, sizes) is over
+    assert m.level_overflow(ifmap, tuple(64 if d == "oc" else n for d, n in zip(names, wide))) is over

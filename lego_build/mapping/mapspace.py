@@ -103,6 +103,7 @@ class Mapspace:
         self._options: dict[tuple, tuple[int, ...]] = {}
         self._unroll: tuple[list, list] | None = None
         self._moving: dict[tuple, tuple[str, ...]] = {}
+        self._innermost = dict(rules.innermost)  # level -> dims that must be innermost there
 
     # ------------------------------------------------------------------ spatial
     def remainder_reason(self, dataflow: str = "") -> str:
@@ -262,7 +263,8 @@ class Mapspace:
         return cands
 
     def order_reason(self, level: int, order: tuple[str, ...]) -> str:
-        inner = dict(self.rules.innermost).get(level, frozenset())
+        if (inner := self._innermost.get(level)) is None:
+            return ""
         seen = False
         for d in order:
             if d in inner:
@@ -278,6 +280,10 @@ class Mapspace:
         return Schedule(spatial, tuple((d, tiles[d]) for d in self.dims),
                         tuple(orders.get(i, ()) for i in range(self.n_levels)))
 
+    def reordered(self, s: Schedule, orders: dict[int, tuple[str, ...]]) -> Schedule:
+        """``s`` with the loop orders ``orders`` (level -> order; the others none)."""
+        return Schedule(s.spatial, s.tiles, tuple(orders.get(i, ()) for i in range(self.n_levels)))
+
     def moving(self, s: Schedule, level: int) -> tuple[str, ...]:
         """Dims whose loop at ``level`` iterates more than once under ``s`` (its tiles decide:
         memoised, the schedules of a beam share them)."""
@@ -288,10 +294,10 @@ class Mapspace:
 
     def _moving_of(self, s: Schedule, level: int) -> tuple[str, ...]:
         j = self.m.t_pos[level]
-        tilings = self.m.tilings(s)
+        tilings = self.m.dim_tilings(s)
         out = []
         for d in self.dims:
-            it = tilings[d].iterations()
+            it = tilings[d].derived()[0]  # (iterations per position)
             if it[j] > (it[j - 1] if j else 1):
                 out.append(d)
         return tuple(out)

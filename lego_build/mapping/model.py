@@ -97,13 +97,26 @@ class DimTiling:
     on demand (:meth:`derived`) its iterations, average trips and time steps, and the block
     extents per set of positions (memoised: many schedules share a dim's tiling)."""
 
-    __slots__ = ("tiling", "full", "_derived", "_extents")
+    __slots__ = ("tiling", "full", "inward", "_derived", "_extents", "_moving")
 
     def __init__(self, tiling: Tiling):
         self.tiling = tiling
         self.full = tuple(p for p, _ in tiling.factors)
+        inward, acc = [1] * len(self.full), 1  # per position: the full extent of it and all inside it
+        for j in range(len(self.full) - 1, -1, -1):
+            acc *= self.full[j]
+            inward[j] = acc
+        self.inward = tuple(inward)
         self._derived: tuple | None = None
         self._extents: dict[tuple[int, ...], tuple[int, float]] = {}
+        self._moving: tuple[int, ...] | None = None
+
+    def moving(self, positions: tuple[int, ...]) -> tuple[int, ...]:
+        """Those of ``positions`` (the model's temporal ones, always the same) where the dim iterates."""
+        if self._moving is None:
+            trip = self.derived()[1]
+            self._moving = tuple(j for j in positions if trip[j] != 1.0)
+        return self._moving
 
     def derived(self) -> tuple[tuple[int, ...], tuple[float, ...], int]:
         """(iterations, average trips, time steps) per position."""
@@ -113,11 +126,12 @@ class DimTiling:
                              self.tiling.cycles())
         return self._derived
 
-    def extent(self, inside: tuple[int, ...]) -> tuple[int, float]:
-        """(full, average) extent of a block made of the positions ``inside``."""
-        if (e := self._extents.get(inside)) is None:
+    def extent(self, key, inside: tuple[int, ...]) -> tuple[int, float]:
+        """(full, average) extent of a block made of the positions ``inside`` (named ``key``: the
+        model's ``(start, spatial)``)."""
+        if (e := self._extents.get(key)) is None:
             trip = self.derived()[1]
-            e = self._extents[inside] = (prod(self.full[j] for j in inside), prod(trip[j] for j in inside))
+            e = self._extents[key] = (prod(self.full[j] for j in inside), prod(trip[j] for j in inside))
         return e
 
 
@@ -128,7 +142,7 @@ class Grid:
     tile does not fit, the dims that iterate at each position (dims order; an array axis: its
     own), the average active PEs per step, the controller runs (outermost iterations) and time
     steps, the tilings as reported, and memos of block extents and words (``blocks``) and of
-    evaluations per loop nest."""
+    evaluations per class of loop orders (``nests``, :meth:`Model.order_key`)."""
 
     dims: dict[str, DimTiling]
     trip: dict[str, tuple[float, ...]]
@@ -140,6 +154,8 @@ class Grid:
     tilings: tuple[tuple[str, Tiling], ...]
     blocks: dict
     nests: dict
+    reach: tuple[tuple[int, int, tuple[frozenset, ...]], ...]  # (level, position, dims of each stationary tensor)
+    runs: dict
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,18 +198,22 @@ class Model:
         self._dim: dict[tuple, DimTiling] = {}  # dim_tiling(): per (dim, its spatial factors, its tiles)
         self._grids: dict[tuple, Grid] = {}  # _grid(): per (spatial, tiles)
         self._spatial: dict[tuple, str] = {}  # check_spatial(): per unrolling
-        self._levels: dict[tuple, Evaluation | None] = {}  # _level_overflow(): per (level, tile extents)
+        self._levels: dict[tuple, Evaluation | None] = {}  # level_overflow(): per (level, tile extents)
         self._footprints: dict[tuple, float] = {}  # _words(): per (tensor, block extents)
+        self._reaches: dict[tuple, tuple] = {}  # _reach(): per loops that iterate at each position
+        self._axes: dict[tuple, dict[str, tuple[int, int]]] = {}  # dim_tilings(): per unrolling
         self.pos = positions(h)
         self.kinds = tuple(k for k, _ in self.pos)
         self.t_pos = {lv: i for i, (k, lv) in enumerate(self.pos) if k == "T"}
         self.s_pos = tuple(i for i, (k, _) in enumerate(self.pos) if k == "S")
+        self.t_positions = tuple(i for i, (k, _) in enumerate(self.pos) if k == "T")
         self.dims = tuple(d.name for d in kernel.dims)
         # a block's positions: those >= start, plus (spatial) the array's above it
         self._inside = {(start, spatial): tuple(range(start, len(self.pos))) + tuple(
             j for j in self.s_pos if spatial and j < start) for start in range(len(self.pos) + 1)
             for spatial in (False, True)}
         self.bound = {d.name: d.bound for d in kernel.dims}
+        self.macs = kernel.macs
         self.roles = {t.name: role(kernel, t) for t in kernel.tensors}
         self._tensors = {t.name: t for t in kernel.tensors}
         self._rows = {t.name: row_terms(t) for t in kernel.tensors}  # footprints: rtml.row_footprint
@@ -202,6 +222,7 @@ class Model:
         # per memory level: the dims (kernel indices) whose extents change what its tiles need
         self.level_dims = tuple(frozenset(i for t in kernel.tensors if self.roles[t.name] in lv.roles
                                           for i in self._depends[t.name]) for lv in h.levels)
+        self.level_index = tuple(tuple(sorted(dims)) for dims in self.level_dims)  # (the same, as a tuple)
         self.rel = {t.name: frozenset(d.name for i, d in enumerate(kernel.dims) if t.depends_on(i))
                     for t in kernel.tensors}
         self.final_bits = operand_bits or max(t.bits for t in kernel.inputs)
@@ -231,32 +252,84 @@ class Model:
 
     def tilings(self, s: Schedule) -> dict[str, Tiling]:
         """Each dim's Ruby tiling under ``s`` (:meth:`dim_tiling`)."""
-        return {d: t.tiling for d, t in self._dim_tilings(s).items()}
+        return {d: t.tiling for d, t in self.dim_tilings(s).items()}
 
-    def _dim_tilings(self, s: Schedule) -> dict[str, DimTiling]:
-        axes: dict[str, list[int]] = {}
-        for a, entries in enumerate(s.spatial[:2]):
-            for d, p in entries:
-                axes.setdefault(d, [1, 1])[a] *= p
+    def dim_tilings(self, s: Schedule) -> dict[str, DimTiling]:
+        """Each dim's :class:`DimTiling` under ``s`` (memoised per dim, its unrolling and tiles)."""
+        if (axes := self._axes.get(s.spatial)) is None:
+            per: dict[str, list[int]] = {}
+            for a, entries in enumerate(s.spatial[:2]):
+                for d, p in entries:
+                    per.setdefault(d, [1, 1])[a] *= p
+            axes = self._axes[s.spatial] = {d: tuple(per.get(d, (1, 1))) for d in self.dims}
         tiles = dict(s.tiles)
-        return {d: self.dim_tiling(d, tuple(axes.get(d, (1, 1))), tiles.get(d, ())) for d in self.dims}
+        return {d: self.dim_tiling(d, axes[d], tiles.get(d, ())) for d in self.dims}
 
     def _grid(self, s: Schedule) -> Grid:
         """:class:`Grid` of ``s``'s spatial unrolling and tiles (kept per model)."""
         key = (s.spatial, s.tiles)
         if (g := self._grids.get(key)) is None:
-            dims = self._dim_tilings(s)
+            dims = self.dim_tilings(s)
             derived = {d: t.derived() for d, t in dims.items()}  # (iterations, trips, steps)
             trip = {d: x[1] for d, x in derived.items()}
-            spatial = [tuple(d for d, _ in axis) for axis in s.spatial[:2]] + [(), ()]
+            # the dims that iterate at each position: a temporal one's in dims order, an axis' as it lists them
+            movers: list[list[str]] = [[] for _ in self.pos]
+            for d in self.dims:
+                for j in dims[d].moving(self.t_positions):
+                    movers[j].append(d)
+            for a, j in enumerate(self.s_pos):
+                if a < len(s.spatial):
+                    movers[j] = [d for d, _ in s.spatial[a] if trip[d][j] != 1.0]
             g = self._grids[key] = Grid(
-                dims=dims, trip=trip, overflow=self.overflow(s, {d: t.full for d, t in dims.items()}),
-                movers=tuple(tuple(d for d in (spatial[lv] if kind == "S" else self.dims) if trip[d][j] != 1.0)
-                             for j, (kind, lv) in enumerate(self.pos)),
+                dims=dims, trip=trip, overflow=self.check_spatial(s) and self.overflow(s) or self._tile_overflow(dims),
+                movers=tuple(map(tuple, movers)),
                 fanout=prod(trip[d][j] for d in self.dims for j in self.s_pos),
                 tiles=prod(derived[d][0][0] for d in self.dims), steps=prod(derived[d][2] for d in self.dims),
-                tilings=tuple(sorted((d, t.tiling) for d, t in dims.items())), blocks={}, nests={})
+                tilings=tuple(sorted((d, t.tiling) for d, t in dims.items())), blocks={}, nests={}, reach=(),
+                runs={})
+            if (reach := self._reaches.get(g.movers)) is None:
+                reach = self._reaches[g.movers] = self._reach(g.movers)
+            g.reach = reach
         return g
+
+    def _reach(self, movers: tuple[tuple[str, ...], ...]) -> tuple[tuple[int, int, tuple[frozenset, ...]], ...]:
+        """Per temporal level with two or more loops: the dims of each tensor whose stationarity scan
+        (:meth:`evaluate`: the innermost loops above a child block that do not index the tensor are
+        skipped) gets there, i.e. no loop between the child's block and the level indexes it."""
+        reached: dict[int, list[frozenset]] = {}
+        for _, _, rel, steps in self._chains:
+            for _, _, start, skip, _ in steps:
+                if not skip:
+                    continue
+                for j in range(start - 1, -1, -1):  # outwards from the block, up to the first level that indexes it
+                    if self.kinds[j] == "T":
+                        if len(movers[j]) > 1 and rel not in (rels := reached.setdefault(j, [])):
+                            rels.append(rel)
+                        if any(d in rel for d in movers[j]):
+                            break
+        return tuple((self.pos[j][1], j, tuple(rels)) for j, rels in sorted(reached.items()) if rels)
+
+    def order_key(self, g: Grid, s: Schedule) -> tuple:
+        """What of ``s``'s loop orders the counts see: per level that a tensor's stationarity scan
+        reaches (:meth:`_reach`), the innermost run of loops that do not index it (None: all of the
+        level's loops, and the scan goes on above). Two orders with the same key give the same
+        counts: a search's orders of a tiling differ mostly where no tensor can stay (e.g. the
+        innermost scratchpad's, when the MAC reads every operand), evaluated once (``Grid.nests``)."""
+        key = []
+        for lv, j, rels in g.reach:
+            order = s.orders[lv] if lv < len(s.orders) else ()
+            if (runs := g.runs.get((lv, order))) is None:
+                movers = g.movers[j]
+                seq = (*(d for d in order if d in movers), *(d for d in movers if d not in order)) if order else movers
+                runs = []
+                for rel in rels:
+                    n = 0
+                    while n < len(seq) and seq[-1 - n] not in rel:
+                        n += 1
+                    runs.append(frozenset(seq[len(seq) - n:]) if n < len(seq) else None)
+                runs = g.runs[(lv, order)] = tuple(runs)
+            key.append(runs)
+        return tuple(key)
 
     def check_spatial(self, s: Schedule) -> str:
         if (reason := self._spatial.get(s.spatial)) is None:
@@ -271,12 +344,14 @@ class Model:
         return ""
 
     def evaluate(self, s: Schedule) -> Evaluation:
-        k, h = self.kernel, self.h
+        h = self.h
         if reason := self.check_spatial(s):
             return Evaluation(False, reason)
         g = self._grid(s)
         if g.overflow is not None:
             return g.overflow
+        if (same := g.nests.get(nest := self.order_key(g, s))) is not None:
+            return same  # another order of the same counts
         dims, blocks, trip = g.dims, g.blocks, g.trip
         # ---- loops, outer -> inner: (dim, spatial?, average trips); cut[j]: loops above position j.
         # A loop of one trip changes no count below (x 1.0, and a stationary block stays so): left out.
@@ -289,8 +364,6 @@ class Model:
                 movers = (*(d for d in listed if d in movers), *(d for d in movers if d not in listed))
             loops += [(d, kind == "S", trip[d][j]) for d in movers]
         cut.append(len(loops))
-        if (same := g.nests.get(nest := (tuple(loops), tuple(cut)))) is not None:
-            return same  # another order of loops that iterate once: the same nest, the same counts
         acc: dict[tuple[int, str], list[float]] = {}
         network: dict[str, float] = {}
         fanout = g.fanout  # average active PEs per step
@@ -298,7 +371,8 @@ class Model:
         def footprint(t: TensorAccess, start: int, spatial: bool = False) -> float:
             if (words := blocks.get(wkey := (t.name, start, spatial))) is None:
                 if (key := (start, spatial)) not in blocks:
-                    blocks[key] = tuple(dims[d].extent(self._inside[key]) for d in self.dims)
+                    inside = self._inside[key]
+                    blocks[key] = tuple([dims[d].extent(key, inside) for d in self.dims])
                 words = blocks[wkey] = self._words(t, blocks[key])
             return words
 
@@ -346,7 +420,7 @@ class Model:
                     if child != MAC:
                         acc.setdefault((child, tname), [0.0, 0.0])[1] += fills
         # ---- energy
-        macs = k.macs
+        macs = self.macs
         breakdown = [("mac", "mac", macs * h.mac_pj)]
         accesses = []
         traffic = [0.0] * len(h.levels)
@@ -404,27 +478,59 @@ class Model:
         if reason := self.check_spatial(s):
             return Evaluation(False, reason)
         if full is None:
-            full = {d: t.full for d, t in self._dim_tilings(s).items()}
+            full = {d: t.full for d, t in self.dim_tilings(s).items()}
         if (key := tuple(full[d] for d in self.dims)) not in self._fits:
             self._fits[key] = self._overflow(key)
         return self._fits[key]
 
+    def _tile_overflow(self, dims: dict[str, DimTiling]) -> Evaluation | None:
+        """:meth:`overflow` of tilings ``dims`` (an unrolling that fits): each memory level's tile
+        extents, read from the tilings' memos of their blocks."""
+        names = self.dims
+        for m in range(len(self.h.levels) - 1):
+            j = self.t_pos[m]
+            if (over := self.level_overflow_of(m, tuple([dims[names[i]].inward[j] for i in self.level_index[m]]))):
+                return over
+        return None
+
     def _overflow(self, full: tuple[tuple[int, ...], ...]) -> Evaluation | None:
+        suffix = []  # per dim, the product of its factors from each position inwards
+        for f in full:
+            acc, out = 1, [1] * (len(f) + 1)
+            for j in range(len(f) - 1, -1, -1):
+                acc *= f[j]
+                out[j] = acc
+            suffix.append(out)
         for m in range(len(self.h.levels) - 1):
             start = self.t_pos[m]
-            if (over := self._level_overflow(m, tuple(prod(f[start:]) for f in full))) is not None:
+            if (over := self.level_overflow(m, tuple([x[start] for x in suffix]))) is not None:
                 return over  # (the level's tile extent per dim)
         return None
 
     def level_fits(self, m: int, sizes: tuple[int, ...]) -> bool:
         """Does a tile of extents ``sizes`` (kernel dim order) fit memory level ``m``?"""
-        return self._level_overflow(m, sizes) is None
+        return self.level_overflow(m, sizes) is None
 
-    def _level_overflow(self, m: int, sizes: tuple[int, ...]) -> Evaluation | None:
+    @property
+    def level_memo(self) -> dict[tuple, Evaluation | None]:
+        """:meth:`level_overflow`'s answers so far, by ``(m, extents of the dims in level_index[m])``
+        (a search's inner loop reads it)."""
+        return self._levels
+
+    def level_overflow(self, m: int, sizes: tuple[int, ...]) -> Evaluation | None:
         """The rejection of a tile of extents ``sizes`` at memory level ``m`` (None when it fits;
-        memoised)."""
-        if (key := (m, sizes)) not in self._levels:
+        memoised on the extents of the dims its tensors depend on: no other changes the answer)."""
+        if (key := (m, tuple([sizes[i] for i in self.level_index[m]]))) not in self._levels:
             self._levels[key] = self._level_rejection(m, sizes)
+        return self._levels[key]
+
+    def level_overflow_of(self, m: int, sizes: tuple[int, ...]) -> Evaluation | None:
+        """:meth:`level_overflow` of a tile given by the extents of ``level_index[m]``'s dims alone."""
+        if (key := (m, sizes)) not in self._levels:
+            full = [1] * len(self.dims)
+            for i, n in zip(self.level_index[m], sizes):
+                full[i] = n
+            self._levels[key] = self._level_rejection(m, tuple(full))
         return self._levels[key]
 
     def _level_rejection(self, m: int, sizes: tuple[int, ...]) -> Evaluation | None:
@@ -450,8 +556,10 @@ class Model:
         return words
 
     def _words(self, t: TensorAccess, extents: tuple[tuple[int, float], ...]) -> float:
-        """Average footprint of ``t``'s block of ``extents`` (full, average) per dim (memoised)."""
-        if (words := self._footprints.get(key := (t.name, extents))) is None:
+        """Average footprint of ``t``'s block of ``extents`` (full, average) per dim (memoised on the
+        extents of the dims it depends on: its rows see no other)."""
+        key = (t.name, tuple([extents[i] for i in self._depends[t.name]]))
+        if (words := self._footprints.get(key)) is None:
             if all(f == a for f, a in extents):
                 words = self._footprint(t.name, tuple(f for f, _ in extents))
             else:

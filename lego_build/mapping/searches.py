@@ -27,6 +27,7 @@ with the reason):
 """
 from __future__ import annotations
 
+import heapq
 import random
 from dataclasses import dataclass, field
 from itertools import product
@@ -257,8 +258,9 @@ class Rtml(Search):
         cycles = prod(ceil(m.bound[d] / prod(sp.get(d, (1, 1)))) for d in m.dims)
         return score(self.objective, energy, cycles)
 
-    def _maximal(self, level: int, spatial, tiles: dict[str, tuple[int, ...]], sp) -> list[dict[str, tuple[int, ...]]]:
-        """Maximal fitting factor choices at ``level`` (Obs. 4) on the useful-factor lattice. They
+    def _maximal(self, level: int, spatial, tiles: dict[str, tuple[int, ...]], sp) -> list[tuple[dict, tuple]]:
+        """Maximal fitting factor choices at ``level`` (Obs. 4) on the useful-factor lattice, each with
+        its tiles as a schedule holds them (:func:`pad`, in the space's dims order). They
         depend on the tiles inside it, not on the loop orders: the beam's entries that differ only
         in orders share them (memoised, the rejection of a level that nothing fits told again)."""
         key = (level, spatial, tuple(tiles[d] for d in self.space.dims))
@@ -267,6 +269,8 @@ class Rtml(Search):
             found = self._lattice(level, spatial, tiles, sp, told.append)
             if self.placements:
                 found += self._placements(level, tiles, sp, found)
+            ms = self.space  # each with its tiles padded to every level, as a schedule holds them
+            found = [(c, tuple((d, c[d] + (1,) * (ms.top - len(c[d]))) for d in ms.dims)) for c in found]
             memo = self._maximals[key] = (found, *told[:1])
         if len(memo) > 1:
             self.tell(*memo[1])
@@ -311,23 +315,34 @@ class Rtml(Search):
             return {d: tiles[d] + (o[i],) for d, o, i in zip(ms.dims, opts, idx)}
 
         memo: dict[tuple[int, ...], bool] = {}
-        # each dim's full factors per option (as ms.m.overflow would tile the padded schedule)
-        full = [[ms.m.dim_tiling(d, sp.get(d, (1, 1)), tiles[d] + (p,) + (1,) * (ms.top - len(tiles[d]) - 1)).full
+        # each dim's full extents inward of each position per option (as ms.m.overflow would tile the
+        # padded schedule)
+        full = [[ms.m.dim_tiling(d, sp.get(d, (1, 1)), tiles[d] + (p,) + (1,) * (ms.top - len(tiles[d]) - 1)).inward
                  for p in o] for d, o in zip(ms.dims, opts)]
         unrolled = not ms.m.check_spatial(ms.schedule(spatial, pad(make(idx0), ms.top), {}))
         # the factors at ``level`` change the tiles of this memory level and those above it (DRAM
         # unbounded); those inside hold the beam entry's tiles, which fit: per level, each dim's
         # tile extent per option
-        extents = [(m, [[prod(f[ms.m.t_pos[m]:]) for f in fd] for fd in full]) for m in range(level, ms.top)]
+        # (only the dims the level's tensors depend on: :meth:`Model.level_overflow`)
+        extents = [(m, ms.m.level_index[m], [[f[ms.m.t_pos[m]] for f in full[j]] for j in ms.m.level_index[m]])
+                   for m in range(level, ms.top)]
+        checked, check = ms.m.level_memo, ms.m.level_overflow_of
 
         def fits(idx, levels=extents) -> bool:
-            if idx not in memo:
-                memo[idx] = unrolled and all(
-                    ms.m.level_fits(m, tuple(e[i] for e, i in zip(ext, idx))) for m, ext in levels)
-            return memo[idx]
+            if (ok := memo.get(idx)) is None:
+                ok = unrolled
+                for m, dims, ext in levels:
+                    sizes = (m, tuple([e[idx[j]] for e, j in zip(ext, dims)]))
+                    if (over := checked.get(sizes, False)) is False:
+                        over = check(*sizes)
+                    if over is not None:
+                        ok = False
+                        break
+                memo[idx] = ok
+            return ok
 
         # a choice grown from a fitting one in dim j can overflow only the levels whose tiles depend on j
-        grown_in = [[(m, ext) for m, ext in extents if j in ms.m.level_dims[m]] for j in range(len(opts))]
+        grown_in = [[(m, dims, ext) for m, dims, ext in extents if j in ms.m.level_dims[m]] for j in range(len(opts))]
         if not fits(idx0):  # not even the smallest tile fits: record why (and the size it needs)
             smallest = ms.schedule(spatial, pad(make(idx0), ms.top), {})
             rejected((smallest, ms.m.overflow(smallest)))
@@ -362,17 +377,17 @@ class Rtml(Search):
             for level in range(ms.top):
                 scored = []
                 for tiles, orders in beam:
-                    for cand in self._maximal(level, spatial, tiles, sp):
-                        base = ms.schedule(spatial, pad(cand, ms.top), orders)
+                    for cand, padded in self._maximal(level, spatial, tiles, sp):
+                        base = ms.reordered(Schedule(spatial, padded, ()), orders)
                         for order in ms.orders(level, ms.moving(base, level), True, self.reject) or [()]:
                             o = {**orders, level: order}
-                            s = ms.schedule(spatial, pad(cand, ms.top), o)
+                            s = ms.reordered(base, o)
                             yield s
                             last = self.log[-1]
                             if last["status"] == "valid":
                                 scored.append((last[self.objective], len(scored), cand, o))
-                scored.sort(key=lambda x: (x[0], x[1]))
-                beam = [(c, o) for _, _, c, o in scored[: self.beam]]
+                # (score, then the order found: the index is unique, so the tuples never compare further)
+                beam = [(c, o) for _, _, c, o in heapq.nsmallest(self.beam, scored)]
                 if not beam:
                     break
             for tiles, orders in beam:

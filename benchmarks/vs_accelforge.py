@@ -2,7 +2,7 @@
 
     python benchmarks/vs_accelforge.py [--network resnet18[,resnet50]] [--layers NAME,...]
                                        [--accelforge-python PATH] [--cached] [--pe-order both]
-                                       [--spec ours|issue22] [--ours flow|af-space]
+                                       [--spec ours|array|issue22] [--ours flow|af-space|array-space]
                                        [--hardware accelforge|ours] [--search rtml|placed] [--beam N]
                                        [--repeat N]
 
@@ -49,7 +49,10 @@ The AccelForge spec is written from ``compose(["arch=eyeriss_ruby"]).arch`` thro
   reuse weights (p, q), the 12-wide side only loops that reuse outputs (c, r, s), ``min_usage: 1``
   (full use, else FFM falls back to the best usage found), perfect factors. Our ``eyeriss_ruby``
   mapspace unrolls kh and ic on the rows and oh (and 2 oc) on the columns, with Ruby-S partial
-  tiles: neither space contains the other.
+  tiles: neither space contains the other. ``--spec array`` gives AccelForge our array's unroll
+  axes instead (``arch.unroll.axes``: r, c on the 12-wide side, p, k on the 14-wide side; every
+  other rank variable's spatial loop bound 1), the space of the flow's dataflows; ``--ours
+  array-space`` searches ours over the same axes (``mapper.unroll=search``, perfect factors).
 * per-PE scratchpads: FFM keeps storage nodes in hierarchy order across tensors, so their nesting
   is part of its mapspace (ours is fixed: weight, psum, ifmap outer to inner); ``--pe-order both``
   (default) searches AccelForge's Eyeriss example's nesting (input, weight, output) and ours and
@@ -81,6 +84,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import fcntl
 import hashlib
 import json
 import os
@@ -153,6 +157,11 @@ for job in json.load(open(sys.argv[1])):
 #: with output rows and columns on the 14-wide side, input channels and the filter on the 12-wide
 #: side, perfect factors)
 AF_SPACE = ("mapper=pfm", "mapper.unroll=search", "arch.unroll.axes=[[ic,kh,kw],[oh,ow]]", "arch.unroll.required=[]")
+#: ``--ours array-space``: our mapper in the space of ``--spec array`` (the unrolling searched over the
+#: array's own unroll axes, ``arch.unroll.axes``, none required, perfect factors), not only the
+#: generated array's dataflows
+ARRAY_SPACE = ("mapper=pfm", "mapper.unroll=search", "arch.unroll.required=[]")
+OUR_SPACES = {"flow": (), "af-space": AF_SPACE, "array-space": ARRAY_SPACE}
 
 
 #: ``--hardware accelforge``: the PE array AccelForge's spec describes, in our arch config: a MAC reads
@@ -273,9 +282,16 @@ def arch_yaml(arch, pe_order: str = "example", spec: str = "ours") -> str:
     for i, lv in enumerate(outer):
         extra = f"    bits_per_value: {{Outputs: {arch.operand_bits}}}\n" if i == 0 else ""
         parts.append(memory(lv, extra))
+    if spec == "array":  # our array's unroll axes: every other rank variable one iteration on that side
+        rows, cols = (" | ".join(sorted(set(AF_RANK.values()) - {AF_RANK[d] for d in axis}))
+                      for axis in arch.unroll.axes)
+        limits = {"cols": f"loop_bounds: [{{expression: '{cols}', operator: '==', value: 1}}]",
+                  "rows": f"loop_bounds: [{{expression: '{rows}', operator: '==', value: 1}}]"}
+    else:  # AccelForge's Eyeriss example: p, q on the columns (weights reused), c, r, s on the rows
+        limits = {"cols": "reuse: Weights", "rows": "reuse: Outputs"}
     parts.append(f"  - !Container\n    name: PE\n    spatial:\n"
-                 f"    - {{name: cols, fanout: {arch.cols}, reuse: Weights, may_reuse: All, min_usage: 1}}\n"
-                 f"    - {{name: rows, fanout: {arch.rows}, reuse: Outputs, may_reuse: All, min_usage: 1}}\n")
+                 f"    - {{name: cols, fanout: {arch.cols}, {limits['cols']}, may_reuse: All, min_usage: 1}}\n"
+                 f"    - {{name: rows, fanout: {arch.rows}, {limits['rows']}, may_reuse: All, min_usage: 1}}\n")
     if pe_order == "example":
         per_pe = sorted(per_pe, key=lambda lv: -min(EXAMPLE_PE_ORDER.index(r) for r in lv.roles))
     for lv in per_pe[::-1]:  # our per-PE levels are listed inner -> outer
@@ -439,12 +455,15 @@ def load_record() -> list[dict]:
 
 
 def append_record(run: dict) -> None:
-    runs = load_record() + [run]
+    """Add a run to the record (under a lock: two networks may be compared at once)."""
     RECORD.parent.mkdir(parents=True, exist_ok=True)
-    tmp = RECORD.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"about": "AccelForge runs of benchmarks/vs_accelforge.py (energy pJ, cycles, CPU s)",
-                               "runs": runs}, indent=1) + "\n")
-    tmp.replace(RECORD)
+    with open(RECORD.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        runs = load_record() + [run]
+        tmp = RECORD.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"about": "AccelForge runs of benchmarks/vs_accelforge.py (energy pJ, cycles, "
+                                            "CPU s)", "runs": runs}, indent=1) + "\n")
+        tmp.replace(RECORD)
 
 
 def af_compact(text: str) -> str:
@@ -530,13 +549,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pe-order", choices=("both", "example", "ours"), default="both",
                     help="nesting of AccelForge's per-PE scratchpads: as in its Eyeriss example (input, weight, output "
                          "outer to inner), as ours (weight, psum, ifmap), or both searched, the better kept (default)")
-    ap.add_argument("--spec", choices=("ours", "issue22"), default="ours",
-                    help="AccelForge spec: ours (the comparison), or issue 22's as reconstructed (weights may use "
-                         "the GLB, 16-bit partial sums, the example's 384 B weight scratchpad energy; with "
-                         "--pe-order example)")
-    ap.add_argument("--ours", choices=("flow", "af-space"), default="flow",
+    ap.add_argument("--spec", choices=("ours", "issue22", "array"), default="ours",
+                    help="AccelForge spec: ours (our hardware numbers, its Eyeriss example's spatial constraints), "
+                         "array (the same numbers, our array's unroll axes: --ours array-space is our mapper in that "
+                         "space), or issue 22's as reconstructed (weights may use the GLB, 16-bit partial sums, the "
+                         "example's 384 B weight scratchpad energy; with --pe-order example)")
+    ap.add_argument("--ours", choices=tuple(OUR_SPACES), default="flow",
                     help="our side: the flow's default (mapper=ruby_s on the array's dataflows), or our mapper in "
-                         "AccelForge's space (mapper=pfm, the unrolling searched over p, q | c, r, s)")
+                         "AccelForge's space (af-space: mapper=pfm, the unrolling searched over p, q | c, r, s; "
+                         "array-space: over the array's unroll axes, as --spec array)")
     ap.add_argument("--hardware", choices=("accelforge", "ours"), default="accelforge",
                     help="what our side models: the hardware AccelForge's spec describes (no MAC operand registers, "
                          "no forwarding of overlapping input windows between PEs, no network energy: the same "
@@ -594,7 +615,7 @@ def compare(args, network: str) -> list[dict]:
                              f"(distinct: {', '.join(ly['name'] for ly in layers)})")
         layers = [ly for ly in layers if set(ly["names"]) & set(want)]  # a layer stands for its twins
 
-    extra = ((AF_SPACE if args.ours == "af-space" else ()) + (AF_HARDWARE if args.hardware == "accelforge" else ())
+    extra = (OUR_SPACES[args.ours] + (AF_HARDWARE if args.hardware == "accelforge" else ())
              + ((f"mapper.search={args.search}",) if args.search != "rtml" else ())
              + ((f"mapper.beam={args.beam}",) if args.beam else ()))
     print(f"our side: {args.network} on eyeriss_ruby, {' '.join(extra) or 'mapper=ruby_s'} (energy objective) ...",

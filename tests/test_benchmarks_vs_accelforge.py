@@ -99,3 +99,14 @@ def test_the_count_over_networks_takes_a_shared_shape_once_and_only_if_every_mea
     assert "3 distinct layers over the networks: energy within 5 % of AccelForge's: 2" in out
     assert "CPU time >= 1000x less: 2" in out
     assert "within 5 % and >= 1000x: 1\n    resnet18 layer3.0.conv1\n" in out
+
+
+def test_the_array_spec_gives_accelforge_our_arrays_unroll_axes():
+    """--spec array: eyeriss_ruby's arch.unroll.axes (kh, ic | oh, oc) as AccelForge loop bounds: every
+    other rank variable runs one iteration on that side; the example's reuse rules are gone."""
+    arch = compose(["arch=eyeriss_ruby"]).arch
+    assert [list(a) for a in arch.unroll.axes] == [["kh", "ic"], ["oh", "oc"]]
+    spec = V.arch_yaml(arch, "ours", "array")
+    assert "- {name: cols, fanout: 14, loop_bounds: [{expression: 'c | q | r | s', operator: '==', value: 1}]" in spec
+    assert "- {name: rows, fanout: 12, loop_bounds: [{expression: 'k | p | q | s', operator: '==', value: 1}]" in spec
+    assert "reuse: Weights" not in spec and "reuse: Weights" in V.arch_yaml(arch, "ours", "ours")

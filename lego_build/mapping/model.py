@@ -108,7 +108,7 @@ class DimTiling:
             inward[j] = acc
         self.inward = tuple(inward)
         self._derived: tuple | None = None
-        self._extents: dict[tuple[int, ...], tuple[int, float]] = {}
+        self._extents: dict[tuple[int, bool], tuple[int, float]] = {}  # per (start, spatial): extent()
         self._moving: tuple[int, ...] | None = None
 
     def moving(self, positions: tuple[int, ...]) -> tuple[int, ...]:
@@ -155,7 +155,7 @@ class Grid:
     blocks: dict
     nests: dict
     reach: tuple[tuple[int, int, tuple[frozenset, ...]], ...]  # (level, position, dims of each stationary tensor)
-    runs: dict
+    runs: dict  # Model.order_key's part per (level, order)
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +281,7 @@ class Model:
                 if a < len(s.spatial):
                     movers[j] = [d for d, _ in s.spatial[a] if trip[d][j] != 1.0]
             g = self._grids[key] = Grid(
-                dims=dims, trip=trip, overflow=self.check_spatial(s) and self.overflow(s) or self._tile_overflow(dims),
+                dims=dims, trip=trip, overflow=self.overflow(s) if self.check_spatial(s) else self._tile_overflow(dims),
                 movers=tuple(map(tuple, movers)),
                 fanout=prod(trip[d][j] for d in self.dims for j in self.s_pos),
                 tiles=prod(derived[d][0][0] for d in self.dims), steps=prod(derived[d][2] for d in self.dims),
@@ -485,11 +485,12 @@ class Model:
 
     def _tile_overflow(self, dims: dict[str, DimTiling]) -> Evaluation | None:
         """:meth:`overflow` of tilings ``dims`` (an unrolling that fits): each memory level's tile
-        extents, read from the tilings' memos of their blocks."""
+        extents are the tilings' ``inward`` extents at the level's position."""
         names = self.dims
         for m in range(len(self.h.levels) - 1):
             j = self.t_pos[m]
-            if (over := self.level_overflow_of(m, tuple([dims[names[i]].inward[j] for i in self.level_index[m]]))):
+            over = self.level_overflow_of(m, tuple([dims[names[i]].inward[j] for i in self.level_index[m]]))
+            if over is not None:
                 return over
         return None
 

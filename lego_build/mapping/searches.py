@@ -321,9 +321,8 @@ class Rtml(Search):
                  for p in o] for d, o in zip(ms.dims, opts)]
         unrolled = not ms.m.check_spatial(ms.schedule(spatial, pad(make(idx0), ms.top), {}))
         # the factors at ``level`` change the tiles of this memory level and those above it (DRAM
-        # unbounded); those inside hold the beam entry's tiles, which fit: per level, each dim's
-        # tile extent per option
-        # (only the dims the level's tensors depend on: :meth:`Model.level_overflow`)
+        # unbounded); those inside hold the beam entry's tiles, which fit: per level, the tile extent
+        # per option of each dim its tensors depend on (no other changes its fit: Model.level_overflow)
         extents = [(m, ms.m.level_index[m], [[f[ms.m.t_pos[m]] for f in full[j]] for j in ms.m.level_index[m]])
                    for m in range(level, ms.top)]
         checked, check = ms.m.level_memo, ms.m.level_overflow_of

@@ -574,7 +574,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.cached and not args.accelforge_python:
         raise SystemExit("give --accelforge-python (or set ACCELFORGE_PYTHON), or use --cached")
     if args.repeat < 1 or args.beam < 0:
-        raise SystemExit("--repeat must be at least 1 and --beam positive (0: the preset's)")
+        raise SystemExit("--repeat must be at least 1 and --beam at least 0 (0: the preset's)")
     verdicts = [v for net in args.network.split(",") for v in compare(args, net)]
     if len(args.network.split(",")) > 1:
         summarize(verdicts)

@@ -194,7 +194,6 @@ class Model:
     def __init__(self, kernel: Kernel, h: Hierarchy, operand_bits: int | None = None, tile_overhead: int = 0):
         self.kernel, self.h, self.tile_overhead = kernel, h, tile_overhead
         # memos (a search asks the same questions of many schedules)
-        self._fits: dict[tuple, Evaluation | None] = {}  # overflow(): per full factors
         self._dim: dict[tuple, DimTiling] = {}  # dim_tiling(): per (dim, its spatial factors, its tiles)
         self._grids: dict[tuple, Grid] = {}  # _grid(): per (spatial, tiles)
         self._spatial: dict[tuple, str] = {}  # check_spatial(): per unrolling
@@ -281,7 +280,7 @@ class Model:
                 if a < len(s.spatial):
                     movers[j] = [d for d, _ in s.spatial[a] if trip[d][j] != 1.0]
             g = self._grids[key] = Grid(
-                dims=dims, trip=trip, overflow=self.overflow(s) if self.check_spatial(s) else self._tile_overflow(dims),
+                dims=dims, trip=trip, overflow=self.overflow(s, dims),
                 movers=tuple(map(tuple, movers)),
                 fanout=prod(trip[d][j] for d in self.dims for j in self.s_pos),
                 tiles=prod(derived[d][0][0] for d in self.dims), steps=prod(derived[d][2] for d in self.dims),
@@ -471,41 +470,20 @@ class Model:
                 serial += c
         return ceil(overlap + serial), level_cycles
 
-    def overflow(self, s: Schedule, full: dict[str, tuple[int, ...]] | None = None) -> Evaluation | None:
+    def overflow(self, s: Schedule, dims: dict[str, DimTiling] | None = None) -> Evaluation | None:
         """The rejection of a schedule whose tiles do not fit (None when they all fit). The answer
-        depends on the spatial unrolling and the tiles only (not the loop orders): kept per model.
-        ``full`` is the schedule's per-dimension factors when the caller has them."""
+        depends on the spatial unrolling and the tiles only (not the loop orders): each memory
+        level's tile extents are its tilings' ``inward`` extents at the level's position, and each
+        level's answer is kept (:meth:`level_overflow`). ``dims``: ``s``'s tilings when the caller has them."""
         if reason := self.check_spatial(s):
             return Evaluation(False, reason)
-        if full is None:
-            full = {d: t.full for d, t in self.dim_tilings(s).items()}
-        if (key := tuple(full[d] for d in self.dims)) not in self._fits:
-            self._fits[key] = self._overflow(key)
-        return self._fits[key]
-
-    def _tile_overflow(self, dims: dict[str, DimTiling]) -> Evaluation | None:
-        """:meth:`overflow` of tilings ``dims`` (an unrolling that fits): each memory level's tile
-        extents are the tilings' ``inward`` extents at the level's position."""
+        dims = self.dim_tilings(s) if dims is None else dims
         names = self.dims
         for m in range(len(self.h.levels) - 1):
             j = self.t_pos[m]
             over = self.level_overflow_of(m, tuple([dims[names[i]].inward[j] for i in self.level_index[m]]))
             if over is not None:
                 return over
-        return None
-
-    def _overflow(self, full: tuple[tuple[int, ...], ...]) -> Evaluation | None:
-        suffix = []  # per dim, the product of its factors from each position inwards
-        for f in full:
-            acc, out = 1, [1] * (len(f) + 1)
-            for j in range(len(f) - 1, -1, -1):
-                acc *= f[j]
-                out[j] = acc
-            suffix.append(out)
-        for m in range(len(self.h.levels) - 1):
-            start = self.t_pos[m]
-            if (over := self.level_overflow(m, tuple([x[start] for x in suffix]))) is not None:
-                return over  # (the level's tile extent per dim)
         return None
 
     def level_fits(self, m: int, sizes: tuple[int, ...]) -> bool:

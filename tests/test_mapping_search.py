@@ -41,12 +41,13 @@ def test_search_rejects_with_reasons_and_keeps_reduction_innermost():
     trie_orders = [tuple(d for d in "mnk" if d != inner) + (inner,) for inner in "mnk"]
     obs2 = len(trie_orders) * (factorial(2) - 1)
     not_k_innermost = [o for o in trie_orders if o[-1] != "k"]
-    # * valid: level by level, inner to outer, the search scores one schedule per
+    # * valid: level by level, inner to outer, the search asks one schedule per
     #   (maximal tile, order left). acc sits below the array fan-out with no memory of
-    #   its own, so its factors are all 1: one tile and no loop to order. l1 holds the
-    #   whole 4 x 3 x 40 block (one maximal tile; see the tiles below), and one trie order
-    #   is left. dram then has no loop left.
-    valid = 1 + (len(trie_orders) - len(not_k_innermost)) + 1
+    #   its own, so its factors are all 1: one tile and no loop to order; it is the level
+    #   below the outermost on-chip one, so its tile is scored as if l1 held the rest
+    #   (Rtml._walk), not asked. l1 holds the whole 4 x 3 x 40 block (one maximal tile;
+    #   see the tiles below), and one trie order is left. dram then has no loop left.
+    valid = (len(trie_orders) - len(not_k_innermost)) + 1
     assert result["candidates"] == {"valid": valid, "rejected": obs2 + len(not_k_innermost)}
     rule = [r for r in result["rejections"] if "reduction loops are innermost" in r]
     assert sorted(r.split(":")[0] for r in rule) == ["order m/k/n", "order n/k/m"]

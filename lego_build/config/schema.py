@@ -476,10 +476,12 @@ class MapperConf:
     ``gap``: stop a layer's search once its best is within this fraction of the layer's
     lower bound (lego_build.mapping.bounds; e.g. 0.05), ``budget``: at most this many
     candidates per layer and dataflow (both unset: the search runs to its own end).
-    ``beam`` (``rtml``): the partial schedules kept from one level to the next (a wider beam
-    lets an inner level's second-best tile meet the outer level that suits it: 16 maps
-    ResNet-18's layer1.0.conv2 on eyeriss_ruby at 16 bits in 307.5 uJ, 4 in 448.5 uJ, 64 no
-    better than 16). ``unroll``: ``dataflows`` (the array's, which the RTL runs) or ``search``
+    ``beam`` (``rtml``, ``placed``): the partial schedules kept into the outermost on-chip level,
+    ``beam // 2`` (at least 2) at the levels inside it, one per tile choice
+    (:meth:`lego_build.mapping.searches.Rtml._walk`; a wider beam lets an inner level's
+    second-best tile meet the outer level that suits it: 8 maps ResNet-18 on eyeriss_ruby at
+    16 bits in 6,611 uJ, its layer1.0.conv2 in 282.8 uJ; 4 in 6,955 and 307.5 uJ; 16 as 8).
+    ``unroll``: ``dataflows`` (the array's, which the RTL runs) or ``search``
     (the unrolling searched over ``arch.unroll`` on the model-only levels of ``arch.memory``;
     seed 002 §V).
     """
@@ -498,7 +500,7 @@ class MapperConf:
     gap: Optional[float] = None
     budget: Optional[int] = None
     unroll: str = "dataflows"
-    beam: int = 16  # search=rtml or placed: partial schedules kept per level
+    beam: int = 8  # search=rtml or placed: partial schedules kept into the outermost on-chip level
 
     def __post_init__(self) -> None:
         if self.gap is not None and not 0 < self.gap < 1:

@@ -342,12 +342,15 @@ class Model:
                 return f"spatial unrolling uses {used} {name} > {size}"
         return ""
 
-    def evaluate(self, s: Schedule) -> Evaluation:
+    def evaluate(self, s: Schedule, capacity: bool = True) -> Evaluation:
+        """Energy, accesses and cycles of ``s``; a tile that overflows its level rejects it, unless
+        ``capacity`` is False (a search's estimate of a partial schedule whose outer tiles are not
+        chosen yet: :meth:`lego_build.mapping.searches.Rtml._walk`)."""
         h = self.h
         if reason := self.check_spatial(s):
             return Evaluation(False, reason)
         g = self._grid(s)
-        if g.overflow is not None:
+        if g.overflow is not None and capacity:
             return g.overflow
         if (same := g.nests.get(nest := self.order_key(g, s))) is not None:
             return same  # another order of the same counts
@@ -385,19 +388,24 @@ class Model:
         # (words into the child's blocks, distinct words at the parent) per chain step: the child's
         # block times the trips of the loops outside it, the innermost ones that do not index the
         # tensor skipped (stationarity), spatial ones always counted
+        # (``outer[n]``: the trips of loops[:n] multiplied; a scan multiplies the spatial loops of the
+        # run it skips, then all from the first loop that indexes the tensor outwards)
+        outer = [1.0]
+        for _, _, tr in loops:
+            outer.append(outer[-1] * tr)
         for t, out, rel, steps_of in self._chains:
             tname = t.name
             for child, parent, start, skip, between in steps_of:
-                mult = 1.0
-                for n in range(cut[start] - 1, -1, -1):
-                    d, spatial, tr = loops[n]
-                    if spatial:
-                        mult *= tr
-                    elif skip and d not in rel:  # (every loop here iterates: trips > 1)
-                        continue
-                    else:
-                        skip = False
-                        mult *= tr
+                n, mult = cut[start], 1.0
+                if skip:
+                    while n:
+                        d, spatial, tr = loops[n - 1]
+                        if spatial:
+                            mult *= tr
+                        elif d in rel:  # (every loop here iterates: trips > 1)
+                            break
+                        n -= 1
+                mult *= outer[n]
                 fills = footprint(t, start) * mult
                 if between:
                     widen = footprint(t, start, True) if h.window_forwarding else shared(t, rel, start)

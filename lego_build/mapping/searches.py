@@ -235,7 +235,7 @@ class RandomSearch(Search):
 
 @dataclass
 class Rtml(Search):
-    beam: int = 4
+    beam: int = 8  # partial schedules entering the outermost on-chip level (:meth:`_walk`)
     tile_cap: int = 2000  # lattice nodes visited per level before the maximal-tile scan stops
     placements: bool = False  # also offer the maximal tiles with a loop left outside (search=placed)
 
@@ -363,7 +363,65 @@ class Rtml(Search):
                 out.append(make(idx))
         return out or [make(idx0)]
 
+    @property
+    def inner_beam(self) -> int:
+        """Partial schedules kept at the levels inside the one below the outermost on-chip level:
+        ``beam // 2``, at least 2 (:meth:`_walk`)."""
+        return max(2, self.beam // 2)
+
+    def _ahead(self, spatial, cand: dict[str, tuple[int, ...]], extent: dict[str, int]) -> Schedule:
+        """``cand`` (the tiles up to a level) with the rest of each dim one level out: what that level
+        would hold if it held everything (its trips ``ceil(D / inner)``), DRAM none."""
+        ms = self.space
+        return Schedule(spatial, tuple((d, cand[d] + (ceil(ms.m.bound[d] / (prod(cand[d]) * extent[d])),)
+                                        + (1,) * (ms.top - len(cand[d]) - 1)) for d in ms.dims), ())
+
+    def _ahead_score(self, spatial, cand, extent, level: int, orders: dict, level_orders: list) -> tuple | None:
+        """(score, orders) of the tile choice ``cand`` at ``level`` with the rest one level out
+        (:meth:`_ahead`, capacity aside): its best order at ``level``, then the outer level's best.
+        The two are chosen one after the other, not in pairs: a tensor's refills depend on one of the
+        two orders only (its stationarity scan stops in ``level``'s loops or passes them all), so
+        the energy is a sum of a term of each and the best pair is the pair of bests."""
+        ms = self.space
+        rest = self._ahead(spatial, cand, extent)
+        outer = ms.orders(level + 1, ms.moving(rest, level + 1), True) or [()]
+
+        def value(inner, up):
+            ev = ms.m.evaluate(ms.reordered(rest, {**orders, level: inner, level + 1: up}), capacity=False)
+            return ev.objective(self.objective) if ev.valid else None
+
+        best = None
+        for inner in level_orders:
+            if (v := value(inner, outer[0])) is not None and (best is None or v < best[0]):
+                best = (v, inner)
+        if best is None:
+            return None
+        for up in outer[1:]:
+            if (v := value(best[1], up)) is not None and v < best[0]:
+                best = (v, best[1])
+        return best[0], {**orders, level: best[1]}
+
     def _walk(self) -> Iterator[Schedule]:
+        """Level by level inner-first (seed 000 §3.2): each level's maximal tiles x loop orders, a beam
+        of the best kept. Scores and widths:
+
+        * **One entry per tile choice.** A level's loop order changes only the refills of the
+          levels inside it (a tensor's stationarity scan stops at the first loop that indexes it,
+          or passes a level none of whose loops do, whatever their order), so a tile choice's
+          best order is the best for every completion: its other orders are dropped and the beam
+          holds distinct tiles (16 entries used to be 5-6 tile choices).
+        * **The level below the outermost on-chip one is scored as if that level held the rest**
+          (its capacity aside, at its best loop order), not as if DRAM did. Its choices decide
+          which per-PE tiles the shared buffer serves (on Eyeriss: the weight scratchpad's, under
+          the GLB), and DRAM's prices make a poor judge of that: on ResNet-18's layer1.0.conv1
+          (eyeriss_ruby's khic_ohoc, AccelForge's accounting), the partial schedule that leads to
+          the best mapping ranked 31st of 1067 at the weight scratchpad with the rest at DRAM.
+          The other inner levels are scored with the rest at DRAM (their choices are schedules
+          asked and told like any other) and keep :attr:`inner_beam` entries; ``beam`` enter
+          the outermost on-chip level.
+        * **No cut after the outermost on-chip level.** Each of its tile choices gets every DRAM
+          loop order: full schedules are scored, not partial ones.
+        """
         ms = self.space
         self.reject_mirrored()
         for spatial in ms.spatial_options():
@@ -372,21 +430,31 @@ class Rtml(Search):
                 self.reject(f"unrolling {spatial}: its lower bound cannot beat the best found (§3.2.9)")
                 continue
             sp = per_dim_spatial(spatial)
+            extent = {d: prod(sp.get(d, (1, 1))) for d in ms.dims}
             beam: list[tuple[dict, dict]] = [({d: () for d in ms.dims}, {})]
             for level in range(ms.top):
-                scored = []
+                ahead = level == ms.top - 2
+                scored: dict[tuple, tuple] = {}  # tile choice -> (score, first seen, choice, orders): its best order
                 for tiles, orders in beam:
                     for cand, padded in self._maximal(level, spatial, tiles, sp):
                         base = ms.reordered(Schedule(spatial, padded, ()), orders)
-                        for order in ms.orders(level, ms.moving(base, level), True, self.reject) or [()]:
+                        level_orders = ms.orders(level, ms.moving(base, level), True, self.reject) or [()]
+                        if ahead:
+                            if (found := self._ahead_score(spatial, cand, extent, level, orders, level_orders)):
+                                value, o = found
+                                if (had := scored.get(padded)) is None or value < had[0]:
+                                    scored[padded] = (value, had[1] if had else len(scored), cand, o)
+                            continue
+                        for order in level_orders:
                             o = {**orders, level: order}
-                            s = ms.reordered(base, o)
-                            yield s
+                            yield ms.reordered(base, o)
                             last = self.log[-1]
-                            if last["status"] == "valid":
-                                scored.append((last[self.objective], len(scored), cand, o))
-                # (score, then the order found: the index is unique, so the tuples never compare further)
-                beam = [(c, o) for _, _, c, o in heapq.nsmallest(self.beam, scored)]
+                            if last["status"] == "valid" and ((had := scored.get(padded)) is None
+                                                              or last[self.objective] < had[0]):
+                                scored[padded] = (last[self.objective], had[1] if had else len(scored), cand, o)
+                # (score, then the order first seen: unique, so the tuples never compare further)
+                keep = len(scored) if level == ms.top - 1 else self.beam if ahead else self.inner_beam
+                beam = [(c, o) for _, _, c, o in heapq.nsmallest(keep, scored.values())]
                 if not beam:
                     break
             for tiles, orders in beam:

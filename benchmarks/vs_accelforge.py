@@ -566,7 +566,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="our mapper.search: rtml (seed 000's maximal tiles; default) or placed (also each maximal "
                          "tile with a loop over a dim its level does not store left to the levels above)")
     ap.add_argument("--beam", type=int, default=0,
-                    help="our mapper.beam: partial schedules kept per level (default: the preset's, 16)")
+                    help="our mapper.beam: partial schedules kept into the outermost on-chip level "
+                         "(default: the preset's, 8)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run our side this many times, each in its own process, and take the median CPU time "
                          "per layer (default 1: one run, in this process)")

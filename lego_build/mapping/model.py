@@ -146,7 +146,7 @@ class Grid:
 
     dims: dict[str, DimTiling]
     trip: dict[str, tuple[float, ...]]
-    overflow: Evaluation | None
+    overflow: Evaluation | None | bool  # False: not checked yet (a search's capacity-free estimates skip it)
     movers: tuple[tuple[str, ...], ...]
     fanout: float
     tiles: int
@@ -280,7 +280,7 @@ class Model:
                 if a < len(s.spatial):
                     movers[j] = [d for d, _ in s.spatial[a] if trip[d][j] != 1.0]
             g = self._grids[key] = Grid(
-                dims=dims, trip=trip, overflow=self.overflow(s, dims),
+                dims=dims, trip=trip, overflow=False,
                 movers=tuple(map(tuple, movers)),
                 fanout=prod(trip[d][j] for d in self.dims for j in self.s_pos),
                 tiles=prod(derived[d][0][0] for d in self.dims), steps=prod(derived[d][2] for d in self.dims),
@@ -350,8 +350,11 @@ class Model:
         if reason := self.check_spatial(s):
             return Evaluation(False, reason)
         g = self._grid(s)
-        if g.overflow is not None and capacity:
-            return g.overflow
+        if capacity:
+            if (over := g.overflow) is False:
+                over = g.overflow = self.overflow(s, g.dims)
+            if over is not None:
+                return over
         if (same := g.nests.get(nest := self.order_key(g, s))) is not None:
             return same  # another order of the same counts
         dims, blocks, trip = g.dims, g.blocks, g.trip

@@ -40,6 +40,7 @@ from math import ceil, isqrt
 
 from lego_build.ir.mapping import Schedule
 from lego_build.mapping.mapspace import Mapspace, per_dim_spatial
+from lego_build.mapping.model import in_order
 from lego_build.mapping.searches import Search
 
 CONV_ARGS = ("n", "oh", "ow", "oc", "kh", "kw", "ic")
@@ -178,7 +179,7 @@ class GemminiTiling(Search):
                 cands = ms.orders(lv, moving, True, self.reject)
                 orders[lv] = cands[0] if cands else moving
             else:
-                orders[lv] = tuple(d for d in order if d in moving) + tuple(d for d in moving if d not in order)
+                orders[lv] = in_order(moving, order)
         return ms.schedule(spatial, tiles, orders)
 
     def ask(self) -> Schedule | None:

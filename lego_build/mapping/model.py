@@ -92,6 +92,14 @@ def dim_tiling(D: int, factors: tuple[int, ...], kinds: tuple[str, ...]) -> Tili
     return Tiling(tuple(Level("spatial" if kd == "S" else "temporal") for kd in kinds), tuple(pairs))
 
 
+def in_order(movers: tuple[str, ...], order: tuple[str, ...]) -> tuple[str, ...]:
+    """The loops ``movers`` of a level (dims order) outer -> inner under its listed ``order``: the
+    listed ones first as listed, the rest after in dims order (no order: as they are)."""
+    if not order:
+        return movers
+    return (*(d for d in order if d in movers), *(d for d in movers if d not in order))
+
+
 class DimTiling:
     """One dim's :class:`Tiling` under a model's positions and its full factor per position;
     on demand (:meth:`derived`) its iterations, average trips and time steps, and the block
@@ -319,7 +327,7 @@ class Model:
             order = s.orders[lv] if lv < len(s.orders) else ()
             if (runs := g.runs.get((lv, order))) is None:
                 movers = g.movers[j]
-                seq = (*(d for d in order if d in movers), *(d for d in movers if d not in order)) if order else movers
+                seq = in_order(movers, order)
                 runs = []
                 for rel in rels:
                     n = 0
@@ -364,9 +372,8 @@ class Model:
         for j, (kind, lv) in enumerate(self.pos):
             cut.append(len(loops))
             movers = g.movers[j]
-            if kind == "T" and len(movers) > 1 and lv < len(s.orders) and s.orders[lv]:
-                listed = s.orders[lv]
-                movers = (*(d for d in listed if d in movers), *(d for d in movers if d not in listed))
+            if kind == "T" and len(movers) > 1 and lv < len(s.orders):
+                movers = in_order(movers, s.orders[lv])
             loops += [(d, kind == "S", trip[d][j]) for d in movers]
         cut.append(len(loops))
         acc: dict[tuple[int, str], list[float]] = {}

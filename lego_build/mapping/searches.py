@@ -435,23 +435,24 @@ class Rtml(Search):
             for level in range(ms.top):
                 ahead = level == ms.top - 2
                 scored: dict[tuple, tuple] = {}  # tile choice -> (score, first seen, choice, orders): its best order
+
+                def offer(padded, value, cand, o, scored=scored):
+                    if (had := scored.get(padded)) is None or value < had[0]:
+                        scored[padded] = (value, had[1] if had else len(scored), cand, o)
                 for tiles, orders in beam:
                     for cand, padded in self._maximal(level, spatial, tiles, sp):
                         base = ms.reordered(Schedule(spatial, padded, ()), orders)
                         level_orders = ms.orders(level, ms.moving(base, level), True, self.reject) or [()]
                         if ahead:
                             if (found := self._ahead_score(spatial, cand, extent, level, orders, level_orders)):
-                                value, o = found
-                                if (had := scored.get(padded)) is None or value < had[0]:
-                                    scored[padded] = (value, had[1] if had else len(scored), cand, o)
+                                offer(padded, found[0], cand, found[1])
                             continue
                         for order in level_orders:
                             o = {**orders, level: order}
                             yield ms.reordered(base, o)
                             last = self.log[-1]
-                            if last["status"] == "valid" and ((had := scored.get(padded)) is None
-                                                              or last[self.objective] < had[0]):
-                                scored[padded] = (last[self.objective], had[1] if had else len(scored), cand, o)
+                            if last["status"] == "valid":
+                                offer(padded, last[self.objective], cand, o)
                 # (score, then the order first seen: unique, so the tuples never compare further)
                 keep = len(scored) if level == ms.top - 1 else self.beam if ahead else self.inner_beam
                 beam = [(c, o) for _, _, c, o in heapq.nsmallest(keep, scored.values())]

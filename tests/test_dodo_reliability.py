@@ -11,8 +11,8 @@
   finds the work done), and two designs built in parallel in one ``out/``.
 * Determinism: the default build in two fresh directories gives the same bytes.
 
-Compared: everything under ``out/<design>/`` except ``sim/build/`` (Verilator's object
-tree), plus ``out/latest``. Kill points start from a copy of a finished build with
+Compared: everything under ``out/<design>/`` (results only: Verilator's tree is built
+outside ``out/``), plus ``out/latest``. Kill points start from a copy of a finished build with
 the killed stage and the ones after it removed (outputs and dependency records), so
 each costs only the stages it exercises; they run two at a time.
 """
@@ -25,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -35,6 +36,7 @@ from test_dodo import make_project, ran
 from lego_build.config.compose import compose, design_id
 from lego_build.flow.stages import STAGES
 from lego_build.runtime.atomic import is_stale
+from lego_build.sim.stage import SCRATCH
 
 # the module's builds are shared fixtures; its tests stay on one xdist worker (--dist loadscope)
 pytestmark = pytest.mark.slow
@@ -59,20 +61,20 @@ def check(proc: subprocess.CompletedProcess) -> None:
 
 
 def artifacts(project: Path, overrides: tuple[str, ...]) -> dict[str, bytes]:
-    """The design directory by relative path (``sim/build`` left out) and ``out/latest``."""
+    """The design directory by relative path and ``out/latest``."""
     did = design_id(compose(list(overrides)))
     top = project / "out" / did
     state = {"out/latest": os.readlink(project / "out" / "latest").encode()}
     for path in sorted(top.rglob("*")):
         rel = path.relative_to(top).as_posix()
-        if rel == "sim/build" or rel.startswith("sim/build/") or path.is_dir():
+        if path.is_dir():
             continue
         state[rel] = path.read_bytes()
     return state
 
 
 def stale_files(project: Path) -> list[str]:
-    return [p.as_posix() for p in (project / "out").rglob("*") if is_stale(p.name) and "obj_dir" not in p.parts]
+    return [p.as_posix() for p in (project / "out").rglob("*") if is_stale(p.name)]
 
 
 def copy(src: Path, dst: Path) -> Path:
@@ -188,7 +190,8 @@ def test_killed_build_of_another_config_then_the_first_again(refs, tmp_path, sta
 
 
 def test_build_killed_during_the_verilator_compile(refs, tmp_path):
-    """SIGKILL to the whole process group (Ctrl-\\, a CI timeout) while Verilator compiles."""
+    """SIGKILL to the whole process group (Ctrl-\\, a CI timeout) while Verilator compiles: the next
+    build also removes the killed one's scratch tree (Verilator's C++ in the system's temp directory)."""
     ref_project, ref_artifacts, _ = refs[()]
     project = copy(ref_project, tmp_path / "proj")
     unbuild(project, (), "simulate")
@@ -203,10 +206,12 @@ def test_build_killed_during_the_verilator_compile(refs, tmp_path):
     proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL
     assert not (project / "out" / design_id(compose([])) / "sim" / "result.json").exists()
+    (left,) = Path(tempfile.gettempdir()).glob(f"{SCRATCH}{proc.pid}-*")  # the killed compile's tree
     again = doit(project, "build")
     check(again)
     assert "simulate" in ran(again.stdout)
     assert artifacts(project, ()) == ref_artifacts
+    assert not left.exists()
 
 
 # --------------------------------------------------------------------------- concurrency

@@ -77,7 +77,8 @@ def test_rollback_of_a_write_stopped_before_its_rename(tmp_path, active_journal,
 
 
 def test_work_tree_is_moved_aside_and_put_back(tmp_path, active_journal):
-    """sim/build (Verilator's tree) is rebuilt from scratch: a failed build restores the old one."""
+    """A tree a stage removes or rebuilds from scratch (the ``sim/build`` Verilator tree of older
+    versions): a failed build restores the old one."""
     build = tmp_path / "sim" / "build"
     (build / "obj_dir").mkdir(parents=True)
     (build / "obj_dir" / "Vlego_top").write_bytes(b"old binary")
@@ -108,6 +109,20 @@ def test_install_file_is_journaled(tmp_path, active_journal):
     assert tree(tmp_path) == before
 
 
+def test_a_tool_writes_next_to_the_artifact_then_it_is_installed(tmp_path, active_journal):
+    """The simulator writes its waveform under :func:`atomic.temp_for`'s name in ``sim/`` (made,
+    journaled), then it is installed; a killed build's temp is a stale leftover."""
+    before = tree(tmp_path)
+    wave = tmp_path / "sim" / "wave.fst"
+    written = atomic.temp_for(wave)
+    assert written.parent == wave.parent and written.parent.is_dir() and atomic.is_stale(written.name)
+    written.write_bytes(b"new wave")
+    atomic.install_file(written, wave)
+    assert tree(tmp_path) == {"sim": None, "sim/wave.fst": b"new wave"}
+    active_journal.rollback()
+    assert tree(tmp_path) == before
+
+
 def test_sweep_stale_removes_work_trees_of_killed_builds(tmp_path):
     (tmp_path / "sim" / ".build.undo" / "obj_dir").mkdir(parents=True)
     (tmp_path / "sim" / "build").mkdir()
@@ -124,8 +139,8 @@ def test_without_a_journal_writes_leave_nothing_extra(tmp_path, monkeypatch):
 
 
 def test_sweep_stale_removes_only_leftovers(tmp_path):
-    keep = ["analysis.json", ".hidden", "rtl/lego_top.v", "sim/build/obj_dir/.x.tmp"]
-    stale = [".analysis.json.k3j4.tmp", ".mapping.json.undo", "rtl/.lego_top.v.abcd.tmp"]
+    keep = ["analysis.json", ".hidden", "rtl/lego_top.v", "sim/wave.fst"]
+    stale = [".analysis.json.k3j4.tmp", ".mapping.json.undo", "rtl/.lego_top.v.abcd.tmp", "sim/.wave.fst.4242.tmp"]
     for name in keep + stale:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x")

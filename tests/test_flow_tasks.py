@@ -33,7 +33,8 @@ esac
 #: (case id, extra overrides, extra environment, expected exit status, words the error line has)
 CASES = (
     ("max-cycles", ("target.max_cycles=1",), {}, 1, "target.max_cycles=1"),
-    ("verilator-compile", ("target.seed=5",), {"LEGO_VERILATOR": "<fake>"}, 1, "Verilator build failed"),
+    ("verilator-compile", ("target.seed=5",), {"LEGO_VERILATOR": "<fake>", "LEGO_CACHE_DIR": "<cache>"}, 1,
+     "Verilator build failed"),
     ("sigint-in-emit", ("target.seed=6",), {"LEGO_CRASH_AT": "emit:2:before:INT"}, 130, "stage emit interrupted"),
     ("sigterm-in-simulate", ("target.seed=6",), {"LEGO_CRASH_AT": "simulate:3:before:TERM"}, 130,
      "stage simulate interrupted"),
@@ -61,11 +62,12 @@ def failures(tmp_path_factory) -> dict[str, dict]:
         project = root / cid
         shutil.copytree(built, project, symlinks=True)
         before = snapshot(project / "out")
-        extra = {k: str(fake) if v == "<fake>" else v for k, v in env.items()}
+        cache = root / f"{cid}-cache"  # a case's own cache root (outside its project)
+        extra = {k: {"<fake>": str(fake), "<cache>": str(cache)}.get(v, v) for k, v in env.items()}
         proc = _doit_env(project, extra, "build", *overrides)
         after = snapshot(project / "out")
         again = doit(project, "build", *overrides) if cid.startswith("sig") else None
-        return {"proc": proc, "same": after == before, "again": again}
+        return {"proc": proc, "same": after == before, "again": again, "cache": cache}
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip((c[0] for c in CASES), pool.map(run, CASES)))
@@ -95,12 +97,24 @@ def test_failure_rolls_back_out(failures, case):
         assert ran(again.stdout) >= {"emit", "simulate", "report"}
 
 
+@pytest.mark.slow
+def test_a_failed_compile_keeps_its_log_in_the_cache_root(failures):
+    """The full log of a failed Verilator compile goes to ``<cache root>/logs``, where neither the
+    rollback of ``out/`` nor the scratch tree's removal takes it, nor into the system's temp directory."""
+    case = failures["verilator-compile"]
+    line = case["proc"].stderr.strip()
+    log = Path(line.split("the full log is ", 1)[1].split(";", 1)[0])
+    assert log.parent == case["cache"] / "logs" and log.name.startswith("verilator-")
+    assert "injected failure of the C++ generation" in log.read_text()
+
+
 def test_unexpected_exception_rolls_back_and_keeps_the_traceback(tmp_path, monkeypatch, capsys):
     (tmp_path / "lego_buggy_stage_mod.py").write_text(
         "def run(cfg, design_dir, inputs):\n"
         "    return {}['no such key']\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("LEGO_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setitem(stages.STAGE_BY_NAME, "buggy",
                         stages.Stage("buggy", (), (), ("x.json",), "lego_buggy_stage_mod:run"))
     rolled = []
@@ -111,8 +125,8 @@ def test_unexpected_exception_rolls_back_and_keeps_the_traceback(tmp_path, monke
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("error: stage buggy failed with KeyError: 'no such key'; this is a bug in lego_build")
     log = Path(line.rsplit("traceback in ", 1)[1])
+    assert log.parent == tmp_path / "cache" / "logs" and log.name.startswith("buggy-traceback-")
     assert "lego_buggy_stage_mod.py" in log.read_text() and "KeyError" in log.read_text()
-    log.unlink()
 
 
 def test_memory_error_and_interrupt_in_a_stage(tmp_path, monkeypatch, capsys):

@@ -4,6 +4,7 @@ import pytest
 from lego_build import compose, run_all
 from lego_build.flow.validate import validate
 from lego_build.runtime.atomic import read_json
+from lego_build.sim import verilator
 from lego_build.sim.verilator import require_verilator
 
 #: the switchable GEMM array the LEGO-MNICOC preset was before it became seed 004 §6's conv array
@@ -129,7 +130,6 @@ def test_one_build_runs_a_tile_of_each_layer_kind_switching_dataflow(tmp_path):
     assert edge["tile"] != tiles[0]["tile"]
     assert all(t["cycles_simulated"] == t["cycles_predicted"] for t in tiles)
     assert len({t["dataflow"] for t in tiles}) == 2  # MN and IC-OC, no re-elaboration in between
-    assert len(list((tmp_path / "sim" / "build" / "obj_dir").glob("Vlego_top"))) == 1
     assert "| classifier.1 | matmul |" in (tmp_path / "report.md").read_text()
 
 
@@ -160,9 +160,39 @@ def test_waveform_target_writes_a_waveform(tmp_path):
     run_all(compose(["target.waveform=true", "workload.M=4", "workload.N=4", "workload.K=4"]), tmp_path)
     wave = tmp_path / "sim" / f"wave.{wave_format()}"  # FST where lz4.h is installed, else VCD
     assert wave.exists() and wave.stat().st_size > 1000
+    assert sorted(p.name for p in wave.parent.iterdir()) == sorted([wave.name, "result.json"])  # no temp left
     if wave.suffix == ".vcd":
         assert "lego_top" in wave.read_text()[:20000]
     assert read_json(tmp_path / "sim" / "result.json")["status"] == "pass"
+
+
+def test_the_design_directory_holds_results_only(tmp_path, monkeypatch):
+    """Issue 42: Verilator compiles in a scratch tree in the system's temp directory, removed when
+    the stage ends; the design runs its binary from the model cache (from the scratch tree with
+    ``LEGO_CACHE_DIR=off``), so no C++ or objects stay in the design directory, and a rebuild
+    removes the ``sim/build`` tree older versions left there."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from lego_build.sim.stage import SCRATCH
+
+    def scratch_trees():
+        return list(Path(tempfile.gettempdir()).glob(f"{SCRATCH}{os.getpid()}-*"))
+
+    for cache in ("cache", "off"):
+        monkeypatch.setenv("LEGO_CACHE_DIR", "off" if cache == "off" else str(tmp_path / cache))
+        design = tmp_path / f"design-{cache}"
+        (design / "sim" / "build" / "obj_dir").mkdir(parents=True)
+        (design / "sim" / "build" / "obj_dir" / "Vlego_top").write_bytes(b"an older version's binary")
+        run_all(compose([]), design)
+        assert read_json(design / "sim" / "result.json")["status"] == "pass"
+        assert sorted(p.name for p in (design / "sim").iterdir()) == ["result.json"]
+        files = [p for p in design.rglob("*") if p.is_file()]
+        assert sum(p.stat().st_size for p in files) < 1_000_000, sorted((p.stat().st_size, str(p)) for p in files)
+        assert scratch_trees() == []
+    (binary,) = [p for p in (tmp_path / "cache" / "verilator-models").rglob("*") if p.is_file()]
+    assert os.access(binary, os.X_OK)
 
 
 def test_the_simulated_tile_is_the_mappers_and_its_remainder_runs_as_the_edge_tile(tmp_path):
@@ -220,7 +250,7 @@ def test_accumulator_widths_against_exact_arithmetic_in_rtl(tmp_path, monkeypatc
     hm = from_jsonable(HostMap, read_json(narrow / "rtl" / "host_interface.json"))
     adg = dc_replace(from_jsonable(ADG, read_json(narrow / "adg.json")), acc_wraps=False)  # exact comparison
     tiles = sim_stage.representatives(narrow, adg, compose([]).target)
-    binary = narrow / "sim" / "build" / "obj_dir" / "Vlego_top"
+    binary = verilator.build(narrow / "rtl", tmp_path / "work", False)  # the design's, from the model cache
 
     minimum = {"A": np.full((1, 16, 512), -128), "B": np.full((1, 512, 16), -128)}
 

@@ -214,14 +214,13 @@ def fail(message: object, code: int) -> NoReturn:
     exit_with_error(message, code)
 
 
-def _save_traceback(stage: str) -> str:
-    import tempfile
+def _save_traceback(stage: str) -> Path:
+    """The current exception's traceback in a log (:func:`lego_build.runtime.userdirs.write_log`)."""
     import traceback
 
-    fd, path = tempfile.mkstemp(prefix=f"lego_build-{stage}-", suffix=".traceback.txt")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(traceback.format_exc())
-    return path
+    from lego_build.runtime.userdirs import write_log
+
+    return write_log(f"{stage}-traceback", traceback.format_exc())
 
 
 def on_signal(signum, frame) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lego_build.runtime import crashtest, journal
+from lego_build.runtime.userdirs import alive
 
 TMP_SUFFIX = ".tmp"
 
@@ -61,8 +62,8 @@ def read_json(path: Path) -> Any:
 
 
 def replace_dir(path: Path) -> None:
-    """Remove the work tree ``path`` before a stage rebuilds it; journaled, so a failed build
-    puts the old tree back (:meth:`lego_build.runtime.journal.Journal.replace_dir`)."""
+    """Remove the directory tree ``path`` (before a stage rebuilds it, or for good); journaled, so
+    a failed build puts the old tree back (:meth:`lego_build.runtime.journal.Journal.replace_dir`)."""
     jnl = journal.active()
     if jnl is not None:
         jnl.replace_dir(Path(path))
@@ -84,27 +85,29 @@ def install_file(src: Path, dst: Path) -> None:
     crashtest.point("after", dst)
 
 
+def temp_for(path: Path) -> Path:
+    """A temp name next to ``path`` (its directory made, journaled) for a tool to write before
+    :func:`install_file` moves it into place; a killed build's is removed by :func:`sweep_stale`."""
+    path = Path(path)
+    jnl = journal.active()
+    if jnl is not None:
+        jnl.makedirs(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    return path.with_name(f".{path.name}.{os.getpid()}{TMP_SUFFIX}")
+
+
 def point_symlink(link: Path, target: str) -> None:
     """Atomically make ``link`` a relative symlink to ``target``."""
     link = Path(link)
     for old in link.parent.glob(f".{link.name}.*{TMP_SUFFIX}"):  # left by killed builds (their pid is gone)
         pid = old.name[len(link.name) + 2: -len(TMP_SUFFIX)]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not alive(int(pid)):
             old.unlink(missing_ok=True)
     tmp = link.with_name(f".{link.name}.{os.getpid()}{TMP_SUFFIX}")  # per process: builds may race here
     tmp.unlink(missing_ok=True)
     os.symlink(target, tmp)
     os.replace(tmp, link)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
 
 
 def is_stale(name: str) -> bool:
@@ -137,7 +140,7 @@ def sweep_stale(top: Path) -> list[Path]:
         for name in [d for d in dirs if is_stale(d)]:  # a work tree moved aside by a killed build
             shutil.rmtree(Path(root) / name, ignore_errors=True)
             removed.append(Path(root) / name)
-        dirs[:] = [d for d in dirs if d != "obj_dir" and not is_stale(d)]  # Verilator's own build tree
+        dirs[:] = [d for d in dirs if not is_stale(d)]
         for name in files:
             if is_stale(name):
                 path = Path(root) / name

@@ -4,11 +4,11 @@ A build can meet bad input only after earlier stages have written (``doit build`
 runs ``analyze`` before ``map`` finds that no tile fits a buffer). While a journal is
 active, every artifact write (:mod:`lego_build.runtime.atomic`) first records what it
 replaces: a hard link to the old file (``.<name>.undo``, same inode, no copy) or
-"did not exist", and every directory it creates; a stage's work tree (Verilator's
-build directory) is moved aside whole (:meth:`Journal.replace_dir`). :meth:`Journal.rollback` puts all
-of it back and marks the journal so the dependency DB is not saved either
-(:mod:`lego_build.flow.doitdb`); :meth:`Journal.commit` (at process exit) drops
-the undo links. A build killed by SIGKILL leaves undo links behind; the next build
+"did not exist", and every directory it creates; a directory tree a stage removes
+(the Verilator tree older versions kept in ``sim/build``) is moved aside whole
+(:meth:`Journal.replace_dir`). :meth:`Journal.rollback` puts all of it back and marks
+the journal so the dependency DB is not saved either (:mod:`lego_build.flow.doitdb`);
+:meth:`Journal.commit` (at process exit) drops the undo links. A build killed by SIGKILL leaves undo links behind; the next build
 removes them (:func:`lego_build.runtime.atomic.sweep_stale`) and, since the killed
 run saved no dependency records, re-runs its stages.
 

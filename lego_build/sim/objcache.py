@@ -13,16 +13,18 @@ it is compiled once per distinct command and reused:
   make takes them as up to date); after it, objects not yet cached are stored with a
   temp file + rename, so concurrent builds and killed builds never see half a file.
 
-A second cache holds whole simulation binaries (:func:`model_key`, :func:`fetch_model`,
-:func:`store_model`): a design whose Verilog, testbench, Verilator and compiler are the
-same as an earlier build's (a rebuild after ``target.seed`` or ``target.data`` changes,
-a second project, a sweep over mapper or cost-model settings) runs that build's binary
-instead of verilating and compiling again. The key is the content, never a path or a
-time: sha256 of Verilator's resolved path and ``--version``, the compile flags, the
-testbench, every RTL file's bytes in file-list order and the compiler's ``--version``.
+A second cache holds whole simulation binaries (:func:`model_key`, :func:`model`,
+:func:`store_model`), which run from there (no copy per design): a design whose Verilog,
+testbench, Verilator and compiler are the same as an earlier build's (a rebuild after
+``target.seed`` or ``target.data`` changes, a second project, a sweep over mapper or
+cost-model settings) runs that build's binary instead of verilating and compiling again.
+The key is the content, never a path or a time: sha256 of Verilator's resolved path and
+``--version``, the compile flags, the testbench, every RTL file's bytes in file-list order
+and the compiler's ``--version``.
 
-The caches live in ``$LEGO_CACHE_DIR`` or ``~/.cache/lego_build`` (``$XDG_CACHE_HOME``);
-``LEGO_CACHE_DIR=off`` disables them. Deleting them is always safe.
+The caches live in the cache root (:func:`lego_build.runtime.userdirs.cache_root`:
+``$LEGO_CACHE_DIR`` or ``~/.cache/lego_build``); ``LEGO_CACHE_DIR=off`` disables them.
+Deleting them is safe whenever no build is running.
 """
 from __future__ import annotations
 
@@ -36,6 +38,8 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
+from lego_build.runtime.userdirs import cache_root
+
 
 def runtime_names(obj_dir: Path) -> list[str]:
     """The runtime sources this build compiles: ``VM_GLOBAL_FAST``/``_SLOW`` of ``*_classes.mk``."""
@@ -47,25 +51,15 @@ def runtime_names(obj_dir: Path) -> list[str]:
     return names
 
 
-def _cache_root() -> Optional[Path]:
-    env = os.environ.get("LEGO_CACHE_DIR")
-    if env == "off":
-        return None
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "lego_build"
-
-
 def cache_dir() -> Optional[Path]:
     """Verilator's runtime objects."""
-    root = _cache_root()
+    root = cache_root()
     return None if root is None else root / "verilator-runtime"
 
 
 def model_dir() -> Optional[Path]:
     """Whole simulation binaries, by :func:`model_key`."""
-    root = _cache_root()
+    root = cache_root()
     return None if root is None else root / "verilator-models"
 
 
@@ -93,37 +87,44 @@ def _model_path(key: str) -> Optional[Path]:
     return None if top is None else top / key[:2] / key
 
 
-def fetch_model(key: str, binary: Path) -> bool:
-    """Copy the cached binary of ``key`` to ``binary``; False when there is none."""
+def model(key: str) -> Optional[Path]:
+    """The cached binary of ``key`` (made executable if a cache written by an older version
+    left it not); None when there is none or it cannot be run."""
     cached = _model_path(key)
     if cached is None or not cached.is_file():
-        return False
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    tmp = binary.parent / f".{binary.name}.tmp"
-    shutil.copyfile(cached, tmp)
-    tmp.chmod(0o755)
-    os.replace(tmp, binary)
-    return True
+        return None
+    if not os.access(cached, os.X_OK):
+        try:
+            cached.chmod(0o755)
+        except OSError:  # someone else's, read-only cache: build afresh
+            return None
+    return cached
 
 
-def store_model(key: str, binary: Path) -> None:
-    """Cache a freshly built binary (temp file + rename; a read-only or full cache only skips)."""
+def store_model(key: str, binary: Path) -> Optional[Path]:
+    """Cache a freshly built binary (temp file + rename); the cached file, or None when the
+    cache is off, read-only or full (the build then runs ``binary`` itself)."""
     cached = _model_path(key)
-    if cached is not None:
-        _store_file(binary, cached)
+    if cached is None:
+        return None
+    _store_file(binary, cached, 0o755)
+    return model(key)
 
 
-def _store_file(built: Path, cached: Path) -> None:
+def _store_file(built: Path, cached: Path, mode: int = 0o644) -> None:
     if cached.is_file() or not built.is_file():
         return
+    tmp = None
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{cached.name}.", suffix=".tmp", dir=cached.parent)
         os.close(fd)
         shutil.copyfile(built, tmp)
+        os.chmod(tmp, mode)
         os.replace(tmp, cached)
     except OSError:  # a read-only or full cache never fails a build
-        return
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
 
 
 def keys(obj_dir: Path, makefile: str) -> dict[str, str]:

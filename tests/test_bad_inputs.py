@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 
 #: words of an instruction: every message must say what to do next
 ADVICE = re.compile(r"\b(use|give|choose|must|make|set|raise|install|fix|write|expected|check|rename|"
-                    r"lower|pick|remove|add|unset)\b|e\.g\.", re.IGNORECASE)
+                    r"lower|pick|remove|add|unset|retype|export)\b|e\.g\.", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,15 @@ def _conv_model() -> bytes:
     return _onnx_bytes([helper.make_node("Conv", ["x", "w"], ["y"], name="c1")], [x], [y], [w])
 
 
+def _symbolic_model() -> bytes:
+    """A conv whose input has the symbolic batch ``N`` (``['N', 3, 32, 32]``, as torch.onnx.export
+    writes with dynamic axes)."""
+    w = numpy_helper.from_array(np.zeros((8, 3, 3, 3), dtype=np.float32), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 32, 32])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8, 30, 30])
+    return _onnx_bytes([helper.make_node("Conv", ["x", "w"], ["y"], name="c1")], [x], [y], [w])
+
+
 def _relu_model() -> bytes:
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])
@@ -67,6 +76,7 @@ FILES = {
     "empty": b"",
     "truncated_onnx": _conv_model()[: len(_conv_model()) // 2],
     "relu_onnx": _relu_model(),
+    "symbolic_onnx": _symbolic_model(),
     "zeros": b"\x00" * 64,
     "tflite_text": b"TFL3 is not a flatbuffer\n",
     "yaml_syntax": b"problem: [1, 2\n",
@@ -186,6 +196,37 @@ CATALOGUE: tuple[Bad, ...] = (
     Bad("energy-table-garbage", ("map", "arch.energy.table=bad.yaml"), "arch.energy.table=bad.yaml",
         (("bad.yaml", "garbage"),)),
     Bad("calibrate-without-asic", ("calibrate", RTL), "build with target=asic"),
+    # issue 42: values that got through to a stage, or to a figure
+    Bad("seed-negative", ("build", "target.seed=-1"), "target.seed=-1"),  # failed in simulate with exit 1
+    Bad("mapper-seed-negative", ("map", "mapper=random", "mapper.seed=-1"), "mapper.seed=-1"),
+    Bad("dram-bandwidth-absurd", ("build", "arch.dram_bytes_per_cycle=1e-9"), "arch.dram_bytes_per_cycle"),
+    Bad("dram-bandwidth-absurd-layers", ("build", "arch.dram_bytes_per_cycle=1e-9", "target.scope=layers"),
+        "arch.dram_bytes_per_cycle"),
+    Bad("dram-bandwidth-nan", ("build", RTL, "arch.dram_bytes_per_cycle=nan"), "arch.dram_bytes_per_cycle=nan"),
+    Bad("dram-latency-absurd", ("build", RTL, "arch.dram_latency_cycles=10000000000"), "arch.dram_latency_cycles"),
+    Bad("clock-zero", ("build", RTL, "arch.clock_mhz=0"), "arch.clock_mhz"),
+    Bad("energy-negative", ("map", "arch.energy.mac_pj=-1"), "arch.energy.mac_pj"),
+    Bad("workload-bits-over-limit", ("build", RTL, "workload.bits=64"), "workload.bits=64"),
+    Bad("max-minutes-nan", ("build", "target.max_minutes=nan"), "target.max_minutes=nan"),
+    # the budget check for whole layers: a lower bound on a layer's cycles over target.max_cycles
+    Bad("layer-dram-bound-over-max-cycles", ("build", "arch.dram_bytes_per_cycle=0.01", "target.scope=layers",
+                                             "target.max_cycles=50000"), "arch.dram_bytes_per_cycle=0.01"),
+    Bad("network-over-max-cycles", ("build", "workload=lenet", "target.scope=network", "target.max_cycles=5000"),
+        "target.max_cycles=5,000"),
+    # ONNX symbolic dims: refused unless given by name
+    Bad("onnx-symbolic-batch", ("build", RTL, "workload=onnx", "workload.path=dyn.onnx"),
+        "dyn.onnx: input 'x' has the symbolic dim 'N'", (("dyn.onnx", "symbolic_onnx"),)),
+    Bad("onnx-symbol-unknown", ("analyze", "workload=onnx", "workload.path=dyn.onnx", "workload.symbols={M: 2}"),
+        "workload.symbols.M", (("dyn.onnx", "symbolic_onnx"),)),
+    Bad("onnx-symbol-zero", ("analyze", "workload=onnx", "workload.path=dyn.onnx", "workload.symbols={N: 0}"),
+        "workload.symbols.N=0", (("dyn.onnx", "symbolic_onnx"),)),
+    Bad("onnx-batch-ignored", ("analyze", "workload=onnx", "workload.path=dyn.onnx", "workload.batch=4"),
+        "workload.batch=4", (("dyn.onnx", "symbolic_onnx"),)),
+    # unknown keys say what was meant; a non-ASCII key is named as such
+    Bad("key-did-you-mean", ("build", RTL, "optimizer.time_limit=0"), "did you mean optimizer.time_limit_s"),
+    Bad("key-non-ascii", ("build", RTL, "arch.rowsé=4"), "non-ASCII character 'é'"),
+    Bad("key-appended-in-dataflow", ("build", RTL, "+arch.dataflows.main.spatal=[m,n]"),
+        "arch.dataflows.main.spatal"),
 )
 
 

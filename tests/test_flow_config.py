@@ -132,6 +132,9 @@ _REUSE_CASES = (
     "workload.in_ch=8"], ["workload.in_ch=4", "workload=depthwise"], ["++arch.rows=2"], ["arch={rows: 2}"],
     ["arch.rows=1,2"], ["arch.rows="], ["arch.rows=[1"], ["hydra/job_logging=default"], ["hydra.run.dir=x"],
     ["workload=gemm", "workload=conv2d"], ["mapper.seed=x", "arch.rows=2"],
+    ["workload=onnx", "workload.path=m.onnx", "workload.symbols={N: 4}"], ["workload=onnx", "workload.path=m.onnx",
+    "workload.symbols.N=2"], ["arch.onchip_kb=3", "arch.onchip_split={input: 1, weight: 1, output: 1}"],
+    ["+arch.dataflows.khoh.spatal=[kh]"], ["optimizer.time_limit=0"], ["arch.rowsé=4"], ["target.seed=-1"],
 )
 
 
@@ -170,3 +173,105 @@ def test_reused_defaults_follow_an_edited_preset(tmp_path):
     preset = conf / "arch" / "systolic.yaml"
     preset.write_text(preset.read_text().replace("rows: 4", "rows: 12"))
     assert compose(["arch.cols=3"], conf_dir=conf).arch.rows == 12
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["optimizer.time_limit=0"], "optimizer.time_limit: unknown config key; did you mean optimizer.time_limit_s? "
+                                 "(check the spelling)"),
+    (["arch.energy.mac_p=1"], "arch.energy.mac_p: unknown config key; did you mean arch.energy.mac_pj?"),
+    (["target.sed=3"], "target.sed: unknown config key; did you mean target.seed?"),
+    (["archh.rows=4"], "archh: unknown config key; did you mean arch?"),
+    (["arch.dataflows.main.spatal=[m,n]"], "arch.dataflows.main.spatal: unknown config key; did you mean "
+                                           "arch.dataflows.main.spatial?"),
+    # appended keys are checked inside dicts and lists of schemas too (they used to pass unread)
+    (["+arch.dataflows.main.spatal=[m,n]"], "arch.dataflows.main.spatal: unknown config key; did you mean "
+                                            "arch.dataflows.main.spatial?"),
+    (["arch=eyeriss_ruby", "+arch.memory.0.sise=4"], "arch.memory[0].sise: unknown config key; did you mean "
+                                                     "arch.memory[0].size_bytes?"),
+    (["arch.qqqqq=1"], "arch.qqqqq: unknown config key; check the spelling (the keys here: acc_bits, "),
+    (["workload.in_ch=3"], "workload.in_ch: unknown config key for this workload; it is a key of another workload "
+                           "kind, so choose that workload first, e.g. workload=conv2d"),
+    (["workload.path=m.onnx"], "workload.path: unknown config key for this workload; it is a key of another "
+                               "workload kind, so choose that workload first, e.g. workload=onnx"),
+    (["arch=eyerss"], "arch=eyerss: unknown arch preset; did you mean arch=eyeriss? choose one of: "),
+])
+def test_an_unknown_key_or_preset_suggests_the_closest(overrides, message):
+    for reuse in (True, False):
+        with pytest.raises(ConfigError) as info:
+            compose(overrides, reuse=reuse)
+        assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("arch.rowsé=4", "arch.rowsé: the key has a non-ASCII character 'é' (U+00E9) at position 10; retype the key in "
+                     "plain ASCII, e.g. arch.rows"),
+    ("arch.r\u043ews=4", "arch.r\u043ews: the key has a non-ASCII character '\u043e' (U+043E) at position 7; "
+                        "retype the key in plain ASCII, e.g. arch.rows"),  # a Cyrillic o
+    ("+arch.energy.mac_pj\u00a0=1", "arch.energy.mac_pj\u00a0: the key has a non-ASCII character '\\xa0' (U+00A0) at "
+                                   "position 19; retype the key in plain ASCII, e.g. arch.energy.mac_pj"),
+    ("wörkload.M=4", "wörkload.M: the key has a non-ASCII character 'ö' (U+00F6) at position 2; retype the key in "
+                     "plain ASCII"),
+])
+def test_a_non_ascii_key_is_named_as_such(override, message):
+    with pytest.raises(ConfigError) as info:
+        compose([override])
+    assert str(info.value) == message
+    # a value may have any character
+    assert compose(["workload=onnx", 'workload.path="modèle.onnx"']).workload.path == "modèle.onnx"
+
+
+@pytest.mark.parametrize("reuse", [True, False])
+def test_dicts_of_plain_values_take_new_keys_from_an_override(reuse):
+    onnx = ["workload=onnx", "workload.path=m.onnx"]
+    assert compose([*onnx, "workload.symbols={N: 4, seq: 128}"], reuse=reuse).workload.symbols == {"N": 4, "seq": 128}
+    assert compose([*onnx, "workload.symbols.N=2"], reuse=reuse).workload.symbols == {"N": 2}
+    split = compose(["arch.onchip_kb=3", "arch.onchip_split={input: 1, weight: 1, output: 1}"], reuse=reuse)
+    assert split.arch.onchip_split == {"input": 1.0, "weight": 1.0, "output": 1.0}
+    with pytest.raises(ConfigError, match=r"^arch.onchip_split: unknown role 'inputs'"):  # keys still checked
+        compose(["arch.onchip_kb=3", "arch.onchip_split={inputs: 1, weight: 1, output: 1}"], reuse=reuse)
+    with pytest.raises(ConfigError, match=r"^workload.symbols.N=0: a dim's size must be a positive integer"):
+        compose([*onnx, "workload.symbols={N: 0}"], reuse=reuse)
+
+
+#: every numeric setting a type lets through but no design has: (overrides, the key the message starts with)
+OUT_OF_RANGE = [
+    (["target.seed=-1"], "target.seed=-1: must be an integer >= 0"),
+    (["mapper.seed=-1"], "mapper.seed=-1: must be an integer >= 0"),
+    (["arch.dram_bytes_per_cycle=1e-9"], "arch.dram_bytes_per_cycle=1e-09: must be at least 0.01"),
+    (["arch.dram_bytes_per_cycle=0.0099"], "arch.dram_bytes_per_cycle=0.0099: must be at least 0.01"),
+    (["arch.dram_bytes_per_cycle=nan"], "arch.dram_bytes_per_cycle=nan: must be a finite number"),
+    (["arch.dram_bytes_per_cycle=inf"], "arch.dram_bytes_per_cycle=inf: must be a finite number"),
+    (["arch.dram_latency_cycles=1000001"], "arch.dram_latency_cycles=1000001: must be from 0 to 1,000,000"),
+    (["arch.clock_mhz=0"], "arch.clock_mhz=0.0: must be > 0"),
+    (["arch.clock_mhz=-inf"], "arch.clock_mhz=-inf: must be a finite number"),
+    (["arch.onchip_kb=nan"], "arch.onchip_kb=nan: must be a finite number"),
+    (["arch.onchip_kb=3", "arch.onchip_split={input: nan, weight: 1, output: 2}"], "arch.onchip_split="),
+    (["arch.energy.mac_pj=-0.1"], "arch.energy.mac_pj=-0.1: an energy per access must be >= 0 pJ"),
+    (["arch.energy.dram_pj=nan"], "arch.energy.dram_pj=nan: must be a finite number"),
+    (["arch=eyeriss_ruby", "arch.memory.0.read_pj=-3"], "arch.memory[0].read_pj=-3.0: must be >= 0 pJ, or -1"),
+    (["arch=eyeriss_ruby", "arch.memory.1.bandwidth_bits=inf"], "arch.memory[1].bandwidth_bits=inf: must be a finite"),
+    (["arch=nmp", "arch.multicore.bandwidth_gbps=nan"], "arch.multicore.bandwidth_gbps=nan: must be a finite"),
+    (["workload.bits=33"], "workload.bits=33: operands are at most 32 bits"),
+    (["workload=conv2d", "workload.bits=64"], "workload.bits=64: operands are at most 32 bits"),
+    (["workload=onnx", "workload.path=m.onnx", "workload.bits=40"], "workload.bits=40"),
+    (["optimizer.time_limit_s=nan"], "optimizer.time_limit_s=nan: must be a finite number"),
+    (["target.max_minutes=nan"], "target.max_minutes=nan: must be a finite number"),
+    (["target.max_memory_gb=inf"], "target.max_memory_gb=inf: must be a finite number"),
+    (["target.asic_mhz=nan"], "target.asic_mhz=nan: must be a finite number"),
+    (["target.node_nm=inf"], "target.node_nm=inf: must be a finite number"),
+]
+
+
+@pytest.mark.parametrize("overrides, message", OUT_OF_RANGE, ids=[" ".join(o) for o, _ in OUT_OF_RANGE])
+def test_every_numeric_setting_has_a_range(overrides, message):
+    with pytest.raises(ConfigError) as info:
+        compose(overrides)
+    assert str(info.value).startswith(message)
+
+
+def test_the_range_limits_themselves_are_accepted():
+    cfg = compose(["arch.dram_bytes_per_cycle=0.01", "arch.dram_latency_cycles=1000000", "target.seed=0",
+                   "mapper.seed=0", "workload.bits=32", "arch.operand_bits=32", "arch.acc_bits=64",
+                   "arch.energy.hop_pj=0"])
+    assert (cfg.arch.dram_bytes_per_cycle, cfg.arch.dram_latency_cycles, cfg.target.seed) == (0.01, 1_000_000, 0)
+    assert compose(["arch=eyeriss_ruby", "arch.memory.0.read_pj=-1"]).arch.memory[0].read_pj == -1

@@ -33,6 +33,9 @@ esac
 #: (case id, extra overrides, extra environment, expected exit status, words the error line has)
 CASES = (
     ("max-cycles", ("target.max_cycles=1",), {}, 1, "target.max_cycles=1"),
+    # a whole layer (505 cycles measured) over a limit its lower bound (320) is under: the message names the layer
+    ("max-cycles-whole-layer", ("target.scope=layers", "target.max_cycles=400"), {}, 1,
+     "target.max_cycles=400 cycles before layer gemm finished"),
     ("verilator-compile", ("target.seed=5",), {"LEGO_VERILATOR": "<fake>", "LEGO_CACHE_DIR": "<cache>"}, 1,
      "Verilator build failed"),
     ("sigint-in-emit", ("target.seed=6",), {"LEGO_CRASH_AT": "emit:2:before:INT"}, 130, "stage emit interrupted"),

@@ -12,7 +12,7 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 from lego_build.analysis.importers import load_model
-from lego_build.analysis.importers.common import PPU_OPS
+from lego_build.analysis.importers.common import PPU_OPS, SettingError
 from lego_build.analysis.kernels import conv2d, gemm
 from lego_build.errors import ConfigError
 
@@ -45,8 +45,8 @@ def save(tmp_path: Path, nodes, inputs, outputs, inits=(), opset: int = 17, doma
     return path
 
 
-def load(path: Path, batch: int = 1, bits: int = 8):
-    return load_model("onnx", str(path), path.stem, batch, bits)
+def load(path: Path, batch: int = 1, bits: int = 8, symbols=None):
+    return load_model("onnx", str(path), path.stem, batch, bits, symbols)
 
 
 def vi(name: str, shape) -> onnx.ValueInfoProto:
@@ -116,9 +116,12 @@ def test_alexnet_imports():
     assert all(layer.op in PPU_OPS for layer in wl.layers if layer.kernel is None and layer.elements)
 
 
-def test_static_model_batch_wins_over_config():
-    wl = load(zigzag_model("resnet18.onnx"), batch=4)
-    assert wl.array_layers[0].kernel.dims[0].bound == 1
+def test_a_batch_for_a_static_model_is_refused_not_ignored():
+    path = zigzag_model("resnet18.onnx")
+    assert load(path).array_layers[0].kernel.dims[0].bound == 1 and load(path).notes == ()
+    with pytest.raises(SettingError, match=r"^workload.batch=4: an ONNX model's sizes are its inputs' shapes; "
+                                           r"this model's input shapes are fixed"):
+        load(path, batch=4)
 
 
 # ----------------------------------------------------------------------------- small graphs
@@ -153,12 +156,47 @@ def test_same_lower_puts_the_odd_pixel_first(tmp_path):
     assert layer.kernel == conv2d(1, 3, 4, 32, 32, 3, 3, (2, 2), (1, 1, 0, 0), 1, 1, 8)
 
 
-def test_symbolic_batch_uses_the_configured_batch(tmp_path):
+def symbolic_conv(tmp_path, dims=("N", 3, 8, 8)) -> Path:
     nodes = [conv_node("c", "x", "w", "y", pads=[1, 1, 1, 1]), helper.make_node("Relu", ["y"], ["z"], name="r")]
-    path = save(tmp_path, nodes, [vi("x", ["N", 3, 8, 8])], [vi("z", ["N", 4, 8, 8])], [init("w", [4, 3, 3, 3])])
-    wl = load(path, batch=5)
+    return save(tmp_path, nodes, [vi("x", list(dims))], [vi("z", ["N", 4, 8, 8])], [init("w", [4, 3, 3, 3])])
+
+
+def test_a_symbolic_batch_takes_its_value_from_workload_symbols(tmp_path):
+    path = symbolic_conv(tmp_path)
+    wl = load(path, symbols={"N": 5})
     assert wl.layers[0].kernel == conv2d(5, 3, 4, 8, 8, 3, 3, 1, 1, 1, 1, 8)
     assert (wl.layers[1].op, wl.layers[1].elements) == ("relu", 5 * 4 * 8 * 8)
+    assert wl.macs == 5 * load(path, symbols={"N": 1}).macs  # the value reaches the layers
+    assert wl.notes == (f"workload.path={path}: symbolic dim N = 5 (workload.symbols) in input 'x'",)
+
+
+def test_a_symbolic_dim_without_a_value_is_refused_naming_file_input_and_symbol(tmp_path):
+    path = symbolic_conv(tmp_path)
+    with pytest.raises(SettingError) as err:
+        load(path)
+    assert str(err.value) == (f"workload.path={path}: input 'x' has the symbolic dim 'N' (dim 0 of [N, 3, 8, 8]); "
+                              "give its value, e.g. 'workload.symbols={N: 1}'")
+    two = symbolic_conv(tmp_path, ("batch", 3, "height", 8))
+    with pytest.raises(SettingError, match=r"'height' \(dim 2 of \[batch, 3, height, 8\]\).*"
+                                           r"'workload.symbols=\{batch: 2, height: 1\}'"):
+        load(two, symbols={"batch": 2})
+    wl = load(two, symbols={"batch": 2, "height": 8})  # a non-batch dim by name too
+    assert wl.layers[0].kernel == conv2d(2, 3, 4, 8, 8, 3, 3, 1, 1, 1, 1, 8) and len(wl.notes) == 2
+
+
+def test_a_symbol_the_model_lacks_a_dim_without_name_and_symbols_elsewhere_are_refused(tmp_path):
+    path = symbolic_conv(tmp_path)
+    with pytest.raises(SettingError, match=r"^workload.symbols.M: workload.path=.*m.onnx has no symbolic dim 'M' "
+                                           r"\(its inputs' symbolic dims are N\); remove it"):
+        load(path, symbols={"N": 1, "M": 2})
+    with pytest.raises(SettingError, match=r"^workload.batch=2: .* e.g. 'workload.symbols=\{N: 2\}'"):
+        load(path, batch=2)
+    unnamed = symbolic_conv(tmp_path, (None, 3, 8, 8))
+    with pytest.raises(ConfigError, match=r"input 'x' dim 0 of \[\?, 3, 8, 8\] has neither a size nor a name; "
+                                          r"export the model with a fixed size"):
+        load(unnamed)
+    with pytest.raises(ConfigError, match=r"^workload.symbols: a tflite model has no named dims to set"):
+        load_model("tflite", str(path), "m", 1, 8, {"N": 1})
 
 
 def test_gemm_and_matmul(tmp_path):
@@ -284,18 +322,29 @@ def test_checker_failure_is_a_config_error(tmp_path):
         load(save(tmp_path, nodes, [vi("x", [2])], [vi("y", 1)]))
 
 
+def dynamic_reshape(name: str = "d") -> list:
+    """``x [1, 3, 8, 8]`` reshaped to the graph input ``s``: a tensor ``d`` of rank 4 whose dims
+    shape inference cannot know."""
+    return [helper.make_node("Reshape", ["x", "s"], [name], name="reshape")]
+
+
+DYNAMIC_INPUTS = [vi("x", [1, 3, 8, 8]), helper.make_tensor_value_info("s", TensorProto.INT64, [4])]
+
+
 def test_unknown_input_shape_names_the_node(tmp_path):
-    nodes = [helper.make_node("Relu", ["x"], ["r"], name="act"), conv_node("conv3", "r", "w", "y")]
-    path = save(tmp_path, nodes, [vi("x", 4)], [vi("y", 4)], [init("w", [4, 3, 3, 3])])
+    nodes = [*dynamic_reshape(), helper.make_node("Relu", ["d"], ["r"], name="act"),
+             conv_node("conv3", "r", "w", "y")]
+    path = save(tmp_path, nodes, DYNAMIC_INPUTS, [vi("y", 4)], [init("w", [4, 3, 3, 3])])
     with pytest.raises(ConfigError, match=r"m.onnx: node 'conv3' \(Conv\): input shape unknown after ONNX "
                                           r"shape inference"):
         load(path)
 
 
 def test_unknown_ppu_shape_is_listed_not_dropped(tmp_path):
-    nodes = [helper.make_node("Relu", ["x"], ["r"], name="act")]
-    wl = load(save(tmp_path, nodes, [vi("x", 2)], [vi("r", 2)]))
-    assert [(u.name, u.op) for u in wl.unmapped] == [("act", "Relu")] and wl.layers == ()
+    nodes = [*dynamic_reshape(), helper.make_node("Relu", ["d"], ["r"], name="act")]
+    wl = load(save(tmp_path, nodes, DYNAMIC_INPUTS, [vi("r", 4)]))
+    assert [(u.name, u.op) for u in wl.unmapped] == [("act", "Relu")]
+    assert [layer.op for layer in wl.layers] == ["reshape"]
 
 
 @pytest.mark.parametrize("case, message", [

@@ -289,8 +289,11 @@ def test_dynamic_batch_signature_uses_the_configured_batch(tmp_path):
     wl = load(small_cnn_tflite(tmp_path / "cnn.tflite", batch_signature=True), batch=4)
     assert wl.array_layers[0].kernel == conv2d(4, 3, 16, 32, 32, 3, 3, (2, 2), (0, 0, 1, 1), 1, 1, 8)
     assert wl.array_layers[-1].kernel == gemm(4, 10, 32)
-    static = load(small_cnn_tflite(tmp_path / "static.tflite"), batch=4)
-    assert static.array_layers[0].kernel.dims[0].bound == 1  # a static batch wins
+    static = small_cnn_tflite(tmp_path / "static.tflite")
+    assert load(static).array_layers[0].kernel.dims[0].bound == 1
+    with pytest.raises(ConfigError, match=r"^workload.batch=4: workload.path=.*static.tflite has no dynamic batch "
+                                          r"\(its shapes are fixed\); use workload.batch=1"):
+        load(static, batch=4)  # refused, not ignored
 
 
 # ----------------------------------------------------------------------------- more ops

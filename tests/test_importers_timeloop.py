@@ -53,6 +53,9 @@ def test_gemm_problem(tmp_path):
     path.write_text(GEMM)
     (layer,) = load_model("timeloop", str(path), "g", 1, 8).layers
     assert layer.kernel == gemm(64, 32, 128)
+    with pytest.raises(ConfigError, match=r"^workload.batch=2: a Timeloop problem states its own sizes; set them "
+                                          r"in gemm.yaml \(e.g. problem.instance.N\) instead$"):
+        load_model("timeloop", str(path), "g", 2, 8)  # refused, not ignored
 
 
 def test_generic_problem_keeps_its_projection(tmp_path):

@@ -104,12 +104,14 @@ def test_calibration_example_runs_in_turn(tmp_path):
         assert re.search(rf"^    {key}: {value}$", text, flags=re.M), (key, value)
 
 
-def test_documented_error_is_what_doit_prints(tmp_path):
-    (command, expected), = re.findall(r"\$ (doit build [^\n]+)\n(error: [^\n]+)\n", README)
-    proc = _run(shlex.split(command), _project(tmp_path))
-    assert proc.returncode == 2
-    assert proc.stderr.strip() == expected
-    assert not (tmp_path / "out").exists()
+def test_documented_errors_are_what_doit_prints(tmp_path):
+    documented = re.findall(r"\$ (doit build [^\n]+)\n(error: [^\n]+)\n", README)
+    assert len(documented) == 2
+    for command, expected in documented:
+        proc = _run(shlex.split(command), _project(tmp_path))
+        assert proc.returncode == 2
+        assert proc.stderr.strip() == expected
+        assert not (tmp_path / "out").exists()
 
 
 def test_python_example_runs(tmp_path):

@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 
 from lego_build import compose, run_all
+from lego_build.analysis.from_config import workload_from_config
 from lego_build.analysis.lowering import lower
 from lego_build.analysis.stage import layers_of, load_layers
 from lego_build.errors import ConfigError, InputError, StageError
+from lego_build.flow.budget import layer_bounds
 from lego_build.ir.artifacts import MappingDoc
 from lego_build.ir.mapping import Mapping
 from lego_build.mapping.latency import grid
@@ -62,7 +64,8 @@ def _verilator():
 @pytest.mark.parametrize("name", sorted(LAYERS))
 def test_whole_layer_is_bit_exact_through_the_memory_system(tmp_path, name):
     overrides, outputs = LAYERS[name]
-    run_all(compose([*overrides, "target.scope=layers"]), tmp_path)
+    cfg = compose([*overrides, "target.scope=layers"])
+    run_all(cfg, tmp_path)
     res = read_artifact(tmp_path, "sim/result.json")
     assert res.status == "pass" and res.scope == "layers" and res.lint == "clean"
     (layer,) = res.layers
@@ -77,6 +80,9 @@ def test_whole_layer_is_bit_exact_through_the_memory_system(tmp_path, name):
     # the model is a prediction, not the counter: written without the RTL, it stays within 5 %
     # of the cycles measured (observed: 1.3 % at most)
     assert layer["cycles"] > 0 and abs(layer["error"]) <= 0.05
+    # the budget check's lower bound (lego_build.flow.budget) holds on every family and dataflow
+    (bound,) = layer_bounds(cfg, workload_from_config(cfg.workload))
+    assert bound.cycles <= layer["cycles"] and bound.dram_bytes <= layer["bytes_read"] + layer["bytes_written"]
 
 
 def test_a_tensor_the_next_tile_does_not_change_stays_in_its_half(tmp_path):

@@ -35,7 +35,7 @@ def workload_from_config(wl: Any) -> Workload:
     from lego_build.analysis.importers import IMPORTERS, load_model
 
     if kind in IMPORTERS:
-        return load_model(kind, wl.path, wl.name, wl.batch, wl.bits)
+        return load_model(kind, wl.path, wl.name, wl.batch, wl.bits, wl.symbols)
     raise ConfigError(f"workload.kind={kind!r}: unknown workload kind; choose a workload preset "
                       "(doit build workload=<name>, see conf/workload)")
 

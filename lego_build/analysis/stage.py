@@ -88,4 +88,6 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     unmapped = f", {len(doc['unmapped'])} unmapped ops" if doc["unmapped"] else ""
     print(f"analyze: {workload.name}: {len(workload.layers)} layers, {totals['array_layers']} on the array, "
           f"{totals['macs']:,} MACs{unmapped}")
+    for note in workload.notes:
+        print(f"analyze: note: {note}")
     return {"analysis.json": Analysis(**doc)}

@@ -7,12 +7,14 @@ schemas of :mod:`lego_build.config.schema` (unknown keys and wrong types fail he
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import json
 import re
 import threading
-from dataclasses import asdict
+import typing
+from dataclasses import asdict, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -35,7 +37,22 @@ def _register() -> None:
     cs = ConfigStore.instance()
     cs.store(name="base_config", node=LegoConfig)
     for group, name, schema in SCHEMAS:
-        cs.store(group=group, name=name, node=schema)
+        cs.store(group=group, name=name, node=_open_dicts(schema))
+
+
+def _open_dicts(schema: type) -> Any:
+    """The schema as a config whose dicts of plain values (``workload.symbols``, ``arch.onchip_split``)
+    take new keys from an override such as ``'workload.symbols={N: 4}'``: Hydra's struct mode
+    would refuse a key the preset does not have. Their keys are checked by the schema or the
+    stage that reads them; every other node stays closed."""
+    from omegaconf import OmegaConf
+
+    node = OmegaConf.structured(schema)
+    hints = typing.get_type_hints(schema)
+    for f in fields(schema):
+        if typing.get_origin(hints[f.name]) is dict and typing.get_args(hints[f.name])[1] in (int, float, str):
+            OmegaConf.set_struct(node[f.name], False)
+    return node
 
 
 def available_options(group: str, conf_dir: Path = CONF_DIR) -> list[str]:
@@ -52,6 +69,106 @@ def _chain_text(exc: BaseException) -> str:
     return "\n".join(parts)
 
 
+@functools.cache
+def _schemas() -> dict[str, type]:
+    """Every dataclass of the config by class name, the name OmegaConf's "Key 'x' not in 'Y'" gives."""
+    found: dict[str, type] = {}
+
+    def walk(tp: Any) -> None:
+        if is_dataclass(tp) and tp.__name__ not in found:
+            found[tp.__name__] = tp
+            for hint in typing.get_type_hints(tp).values():
+                walk(hint)
+        for arg in typing.get_args(tp):  # Dict[str, X], List[X], Optional[X]
+            walk(arg)
+
+    walk(LegoConfig)
+    for _, _, schema in SCHEMAS:
+        walk(schema)
+    return found
+
+
+def _keys_of(schema: type) -> list[str]:
+    return [f.name for f in fields(schema)]
+
+
+def _keys_at(parts: list[str]) -> list[str]:
+    """The keys that may stand at the last part of a dotted override key (``arch.energy.x``:
+    EnergyConf's; ``arch.memory.0.x``: a memory level's); a workload key may be any workload
+    kind's, since the kind is not known before composition."""
+    if len(parts) == 1:
+        return list(GROUPS)
+    if parts[0] == "workload":
+        keys = {k for group, _, schema in SCHEMAS if group == "workload" for k in _keys_of(schema)}
+        return sorted(keys) if len(parts) == 2 else []
+    tp: Any = typing.get_type_hints(LegoConfig).get(parts[0])
+    inside = False  # the previous part named a dict or a list: this part is its key or index
+    for part in parts[1:-1]:
+        if inside:
+            tp, inside = typing.get_args(tp)[-1], False
+            continue
+        if not is_dataclass(tp):
+            return []
+        tp = typing.get_type_hints(tp).get(part)
+        if typing.get_origin(tp) in (dict, list):
+            inside = True
+        elif typing.get_origin(tp) is typing.Union:  # Optional[X]
+            tp = next(a for a in typing.get_args(tp) if a is not type(None))
+    return _keys_of(tp) if not inside and is_dataclass(tp) else []
+
+
+def closest(word: str, known: Iterable[str]) -> str | None:
+    """The known key nearest ``word`` (difflib), also through its stem without a unit suffix
+    (``size`` for ``size_bytes``), or ``None`` when none is close."""
+    by = {k: k for k in known}
+    for k in list(by):
+        by.setdefault(k.rsplit("_", 1)[0], k)
+    close = difflib.get_close_matches(word, list(by), n=1, cutoff=0.6)
+    return by[close[0]] if close else None
+
+
+def unknown_key(full_key: str, known: Iterable[str]) -> str:
+    """``<key>: unknown config key; did you mean <close key>?`` (difflib over the keys beside it),
+    or the keys there are when none is close."""
+    known = sorted(known)
+    leaf = re.split(r"[.\[]", full_key)[-1].rstrip("]")
+    parent = full_key[: len(full_key) - len(leaf)]
+    if close := closest(leaf, known):
+        return f"{full_key}: unknown config key; did you mean {parent}{close}? (check the spelling)"
+    there = f" (the keys here: {', '.join(known)})" if known else ""
+    return f"{full_key}: unknown config key; check the spelling{there}"
+
+
+#: a preset to name for a workload schema whose option is not a preset itself
+_WORKLOAD_EXAMPLE = {"base_network": "resnet18", "base_model_file": "onnx"}
+
+
+def _other_workloads(leaf: str, schema_name: str) -> str:
+    """``; it is a key of another workload kind ...`` when one has the key."""
+    options = [option for group, option, schema in SCHEMAS
+               if group == "workload" and schema.__name__ != schema_name and leaf in _keys_of(schema)]
+    if not options:
+        return ""
+    example = _WORKLOAD_EXAMPLE.get(options[0], options[0].removeprefix("base_"))
+    return f"; it is a key of another workload kind, so choose that workload first, e.g. workload={example}"
+
+
+def non_ascii_key(override: str) -> str | None:
+    """The message for an override whose key has a character outside ASCII (an accent, a
+    look-alike letter, a non-breaking space), which Hydra's grammar reports as a parse error."""
+    key = override.split("=", 1)[0].lstrip("+~")
+    at = next((i for i, ch in enumerate(key) if not ch.isascii()), None)
+    if at is None:
+        return None
+    ch = key[at]
+    parts = key.split(".")
+    ascii_leaf = "".join(c for c in parts[-1] if c.isascii())
+    close = closest(ascii_leaf, _keys_at(parts))
+    hint = f", e.g. {'.'.join([*parts[:-1], close])}" if close and all(p.isascii() for p in parts[:-1]) else ""
+    return (f"{key}: the key has a non-ASCII character {ch!r} (U+{ord(ch):04X}) at position {at + 1}; "
+            f"retype the key in plain ASCII{hint}")
+
+
 def _one_line(exc: BaseException, overrides: list[str], conf_dir: Path) -> str:
     """Turn a Hydra/OmegaConf exception into one line that names the key."""
     text = _chain_text(exc).strip()
@@ -64,13 +181,21 @@ def _one_line(exc: BaseException, overrides: list[str], conf_dir: Path) -> str:
     missing = re.search(r"Could not find '([\w]+)/([^']+)'", text)
     if missing:
         group, option = missing.groups()
-        return (
-            f"{group}={option}: unknown {group} preset; choose one of: "
-            f"{', '.join(available_options(group, conf_dir))}"
-        )
+        options = available_options(group, conf_dir)
+        close = difflib.get_close_matches(option, options, n=1, cutoff=0.6)
+        mean = f"did you mean {group}={close[0]}? " if close else ""
+        return f"{group}={option}: unknown {group} preset; {mean}choose one of: {', '.join(options)}"
     full_key = re.search(r"full_key:\s*(\S+)", text)
-    if re.search(r"Key '[^']+' not in", text):
-        return f"{full_key.group(1) if full_key else first}: unknown config key (check the spelling)"
+    not_in = re.search(r"Key '([^']+)' not in '(\w+)'", text)
+    if not_in:
+        key = full_key.group(1) if full_key else not_in.group(1)
+        schema = _schemas().get(not_in.group(2))
+        if schema is LegoConfig:
+            return unknown_key(key, GROUPS)
+        known = _keys_of(schema) if schema else []
+        if key.startswith("workload.") and (note := _other_workloads(not_in.group(1), not_in.group(2))):
+            return f"{key}: unknown config key for this workload{note}"
+        return unknown_key(key, known)
     converted = re.search(r"Value '([^']*)' of type '\w+' could not be converted to (\w+)", text)
     if converted and full_key:
         return f"{full_key.group(1)}={converted.group(1)}: expected a value of type {converted.group(2)}"
@@ -102,9 +227,6 @@ def _unparsable(overrides: list[str]) -> str | None:
 
 def _reject_extra_keys(node: Any, schema: type, path: str) -> None:
     """Hydra lets ``+group.key=v`` append keys; a schema-checked tool must not."""
-    import typing
-    from dataclasses import fields, is_dataclass
-
     from omegaconf import DictConfig
 
     if not (isinstance(node, DictConfig) and is_dataclass(schema)):
@@ -113,9 +235,16 @@ def _reject_extra_keys(node: Any, schema: type, path: str) -> None:
     known = {f.name for f in fields(schema)}
     for key in node.keys():
         if key not in known:
-            raise ConfigError(f"{path}.{key}: unknown config key (check the spelling)")
-        if is_dataclass(hints[key]):
-            _reject_extra_keys(node[key], hints[key], f"{path}.{key}")
+            raise ConfigError(unknown_key(f"{path}.{key}", known))
+        hint, origin = hints[key], typing.get_origin(hints[key])
+        if is_dataclass(hint):
+            _reject_extra_keys(node[key], hint, f"{path}.{key}")
+        elif origin is dict and is_dataclass(typing.get_args(hint)[1]):  # arch.dataflows.<name>
+            for name in node[key].keys():
+                _reject_extra_keys(node[key][name], typing.get_args(hint)[1], f"{path}.{key}.{name}")
+        elif origin is list and typing.get_args(hint) and is_dataclass(typing.get_args(hint)[0]):  # arch.memory
+            for i, item in enumerate(node[key]):
+                _reject_extra_keys(item, typing.get_args(hint)[0], f"{path}.{key}[{i}]")
 
 
 #: Hydra composes its own logging configs with every config; a composition that runs no
@@ -139,6 +268,9 @@ def compose(overrides: Iterable[str] = (), conf_dir: Path = CONF_DIR, *, reuse: 
     """
     _register()
     overrides = list(overrides)
+    for line in overrides:
+        if message := non_ascii_key(line):
+            raise ConfigError(message)
     search = searchpath_overrides()
     with _HYDRA:  # GlobalHydra is a process-wide singleton: one composition at a time
         return _compose(overrides, search, conf_dir, reuse)
@@ -216,8 +348,7 @@ def _compose(overrides: list[str], search: list[str], conf_dir: Path, reuse: boo
                 cfg = hydra_compose(config_name="config", overrides=lines)
         for key in cfg.keys():
             if key not in GROUPS:
-                raise ConfigError(f"{key}: unknown config key (check the spelling); the groups are "
-                                  f"{', '.join(GROUPS)}")
+                raise ConfigError(unknown_key(key, GROUPS))
         for group in GROUPS:
             _reject_extra_keys(cfg[group], OmegaConf.get_type(cfg[group]), group)
         obj = OmegaConf.to_object(cfg)

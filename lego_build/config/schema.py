@@ -9,6 +9,7 @@ naming the key; they run when the composed config is turned into objects.
 from __future__ import annotations
 
 import importlib.util
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,20 @@ def _positive(group: str, obj: Any, *names: str) -> None:
         value = getattr(obj, name)
         if value <= 0:
             raise ConfigError(f"{group}.{name}={value}: must be a positive integer")
+
+
+def _finite(group: str, obj: Any, *names: str) -> None:
+    """``nan`` and ``inf`` parse as floats and slip past every ``<`` check: refuse them first."""
+    for name in names:
+        value = getattr(obj, name)
+        if value is not None and not math.isfinite(value):
+            raise ConfigError(f"{group}.{name}={value}: must be a finite number")
+
+
+def _seed(group: str, obj: Any) -> None:
+    if obj.seed < 0:
+        raise ConfigError(f"{group}.seed={obj.seed}: must be an integer >= 0 (the random generators take "
+                          "no negative seeds), e.g. 1")
 
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
@@ -63,6 +78,15 @@ ASIC_TOPS = {"soc": "lego_soc", "array": "lego_top"}
 
 # --------------------------------------------------------------------------- workload
 # ``kind`` selects how the workload is built (lego_build.analysis.from_config.workload_from_config).
+#: widest operand a workload may declare (``workload.bits``; ``arch.operand_bits`` has the same limit)
+MAX_BITS = 32
+
+
+def _bits(obj: Any) -> None:
+    if obj.bits > MAX_BITS:
+        raise ConfigError(f"workload.bits={obj.bits}: operands are at most {MAX_BITS} bits; use a narrower precision")
+
+
 @dataclass
 class GemmWorkload:
     """``Y[b, m, n] += A[b, m, k] * B[b, k, n]`` with signed ``bits``-bit operands."""
@@ -78,6 +102,7 @@ class GemmWorkload:
     def __post_init__(self) -> None:
         _choice("workload", "kind", self.kind, ("gemm",))
         _positive("workload", self, "M", "N", "K", "batch", "bits")
+        _bits(self)
 
 
 @dataclass
@@ -103,6 +128,7 @@ class Conv2dWorkload:
         _choice("workload", "kind", self.kind, ("conv2d",))
         _positive("workload", self, "batch", "in_ch", "out_ch", "in_h", "in_w", "kh", "kw", "stride",
                   "dilation", "groups", "bits")
+        _bits(self)
         if self.pad < 0:
             raise ConfigError(f"workload.pad={self.pad}: must be >= 0")
         for key in ("in_ch", "out_ch"):
@@ -130,6 +156,7 @@ class MttkrpWorkload:
     def __post_init__(self) -> None:
         _choice("workload", "kind", self.kind, ("mttkrp",))
         _positive("workload", self, "I", "J", "K", "L", "bits")
+        _bits(self)
 
 
 @dataclass
@@ -148,6 +175,7 @@ class TtmcWorkload:
     def __post_init__(self) -> None:
         _choice("workload", "kind", self.kind, ("ttmc",))
         _positive("workload", self, "I", "J", "K", "L", "M", "bits")
+        _bits(self)
 
 
 @dataclass
@@ -166,6 +194,7 @@ class AttentionWorkload:
     def __post_init__(self) -> None:
         _choice("workload", "kind", self.kind, ("attention",))
         _positive("workload", self, "batch", "heads", "seq_q", "seq_kv", "head_dim", "bits")
+        _bits(self)
 
 
 @dataclass
@@ -181,27 +210,46 @@ class NetworkWorkload:
     def __post_init__(self) -> None:
         _choice("workload", "kind", self.kind, ("network",))
         _positive("workload", self, "batch", "bits")
+        _bits(self)
 
 
 @dataclass
 class ModelFileWorkload:
     """A model file: ONNX, TFLite flatbuffer, a Timeloop problem YAML, or a plugin's format
     (``kind`` names an importer: lego_build.analysis.importers.IMPORTERS, checked by
-    :func:`lego_build.flow.validate.check_names`)."""
+    :func:`lego_build.flow.validate.check_names`).
+
+    ``symbols``: the values of an ONNX model's symbolic input dims by name (``dim_param``), e.g.
+    ``'workload.symbols={N: 4}'`` for an input ``[N, 3, 32, 32]``; a symbolic dim without one is
+    refused. ``batch``: a TFLite model's dynamic batch (or a plugin format's); ONNX and Timeloop
+    files state their own, so they take only 1.
+    """
 
     name: str = MISSING
     kind: str = MISSING
     path: str = MISSING
     batch: int = 1
     bits: int = 8
+    symbols: Dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _positive("workload", self, "batch", "bits")
+        _bits(self)
         if not self.path:
             raise ConfigError(f"workload.path: give the {self.kind} file, e.g. workload.path=model.{self.kind}")
+        for symbol, value in self.symbols.items():
+            if value <= 0:
+                raise ConfigError(f"workload.symbols.{symbol}={value}: a dim's size must be a positive integer")
 
 
 # --------------------------------------------------------------------------- arch
+#: the least DRAM bandwidth a design may have (``arch.dram_bytes_per_cycle``): a byte per 100
+#: cycles, an order of magnitude below a quad-SPI memory's (about 0.1 at a 500 MHz clock)
+MIN_DRAM_BYTES_PER_CYCLE = 0.01
+#: the longest DRAM latency (``arch.dram_latency_cycles``): a million cycles, 1 ms at 1 GHz
+MAX_DRAM_LATENCY_CYCLES = 1_000_000
+
+
 @dataclass
 class EnergyConf:
     """Per-access energies in pJ (seed 001 Table 5.2, 28 nm). ``table``: a file written by
@@ -215,6 +263,10 @@ class EnergyConf:
     table: str = ""
 
     def __post_init__(self) -> None:
+        _finite("arch.energy", self, "mac_pj", "hop_pj", "l1_pj", "dram_pj")
+        bad = next((k for k in ("mac_pj", "hop_pj", "l1_pj", "dram_pj") if getattr(self, k) < 0), None)
+        if bad:
+            raise ConfigError(f"arch.energy.{bad}={getattr(self, bad)}: an energy per access must be >= 0 pJ")
         if not self.table:
             return
         from omegaconf import OmegaConf
@@ -275,8 +327,13 @@ def _check_memory(levels: List[MemLevelConf]) -> None:
             raise ConfigError(f"{key}.partition: no size for role {missing[0]!r} (give every stored role a size)")
         if m.size_bytes < 0 or any(v <= 0 for v in m.partition.values()):
             raise ConfigError(f"{key}.size_bytes={m.size_bytes}: sizes must be positive (0 only for DRAM)")
+        _finite(key, m, "read_pj", "write_pj", "bandwidth_bits")
         if m.width_bits <= 0 or m.bandwidth_bits < 0:
             raise ConfigError(f"{key}.width_bits={m.width_bits}, bandwidth_bits={m.bandwidth_bits}: must be positive")
+        for pj in ("read_pj", "write_pj"):
+            if getattr(m, pj) < 0 and getattr(m, pj) != -1:
+                raise ConfigError(f"{key}.{pj}={getattr(m, pj)}: must be >= 0 pJ, or -1 for Table 5.2's value "
+                                  "interpolated from the size")
         last = i == len(levels) - 1
         if (m.size_bytes == 0 and not m.partition) != last:
             raise ConfigError(f"{key}.size_bytes={m.size_bytes}: exactly the last (outermost) level, DRAM, "
@@ -315,6 +372,7 @@ class MulticoreConf:
     def __post_init__(self) -> None:
         _positive("arch.multicore", self, "clusters", "cores", "spad_in_bytes", "spad_w_bytes", "spad_out_bytes",
                   "datapath_bits", "element_bits", "burst_bytes")
+        _finite("arch.multicore", self, "clock_ghz", "burst_ns", "bandwidth_gbps")
         for key in ("clock_ghz", "bandwidth_gbps"):
             if getattr(self, key) <= 0:
                 raise ConfigError(f"arch.multicore.{key}={getattr(self, key)}: must be > 0")
@@ -414,6 +472,9 @@ class ArchConf:
     def __post_init__(self) -> None:
         _check_memory(self.memory)
         _positive("arch", self, "rows", "cols", "operand_bits", "acc_bits", "d_s", "buffer_depth", "max_fus")
+        _finite("arch", self, "onchip_kb", "clock_mhz", "dram_bytes_per_cycle")
+        if self.clock_mhz <= 0:
+            raise ConfigError(f"arch.clock_mhz={self.clock_mhz}: must be > 0 (the array's clock in MHz, e.g. 500)")
         if self.d_t < 0:
             raise ConfigError(f"arch.d_t={self.d_t}: must be >= 0 (0: no FIFOs between FUs)")
         _choice("arch", "overflow", self.overflow, OVERFLOW)
@@ -440,18 +501,18 @@ class ArchConf:
             if bad or set(self.onchip_split) != {"input", "weight", "output"}:
                 raise ConfigError(f"arch.onchip_split: {'unknown role ' + repr(bad) if bad else 'incomplete'}; give "
                                   "KB for each of input, weight and output, e.g. {input: 96, weight: 96, output: 64}")
-            if any(v <= 0 for v in self.onchip_split.values()) or \
+            if any(not math.isfinite(v) or v <= 0 for v in self.onchip_split.values()) or \
                     abs(sum(self.onchip_split.values()) - self.onchip_kb) > 1e-9:
                 raise ConfigError(f"arch.onchip_split={dict(self.onchip_split)}: shares must be > 0 and sum to "
                                   f"arch.onchip_kb={self.onchip_kb}")
         _choice("arch", "tiling", self.tiling, tuple(TILINGS))
         _choice("arch", "broadcast", self.broadcast, BROADCASTS)
-        if self.dram_bytes_per_cycle <= 0:
-            raise ConfigError(f"arch.dram_bytes_per_cycle={self.dram_bytes_per_cycle}: must be > 0 "
-                              "(DRAM bandwidth in bytes per clock cycle, e.g. 16)")
-        if self.dram_latency_cycles < 0:
-            raise ConfigError(f"arch.dram_latency_cycles={self.dram_latency_cycles}: must be >= 0 "
-                              "(cycles from a burst's address to its first data, e.g. 64)")
+        if self.dram_bytes_per_cycle < MIN_DRAM_BYTES_PER_CYCLE:
+            raise ConfigError(f"arch.dram_bytes_per_cycle={self.dram_bytes_per_cycle:g}: must be at least "
+                              f"{MIN_DRAM_BYTES_PER_CYCLE:g} (DRAM bandwidth in bytes per clock cycle, e.g. 16)")
+        if not 0 <= self.dram_latency_cycles <= MAX_DRAM_LATENCY_CYCLES:
+            raise ConfigError(f"arch.dram_latency_cycles={self.dram_latency_cycles}: must be from 0 to "
+                              f"{MAX_DRAM_LATENCY_CYCLES:,} (cycles from a burst's address to its first data, e.g. 64)")
         if self.axi_data_bits < 32 or self.axi_data_bits > 1024 or self.axi_data_bits & (self.axi_data_bits - 1):
             raise ConfigError(f"arch.axi_data_bits={self.axi_data_bits}: must be a power of two from 32 to 1024 "
                               "(AXI4 data width), e.g. 128")
@@ -515,6 +576,7 @@ class MapperConf:
         _choice("mapper", "partition", self.partition, ("auto", "KS", "KS&OFM", "OFM"))
         _choice("mapper", "schedule", self.schedule, ("auto", "IS", "OS", "WS"))
         _positive("mapper", self, "patience", "jobs", "beam")
+        _seed("mapper", self)
 
 
 # --------------------------------------------------------------------------- optimizer
@@ -532,6 +594,7 @@ class OptimizerConf:
 
     def __post_init__(self) -> None:
         _choice("optimizer", "delay_matching", self.delay_matching, ("lp", "greedy"))
+        _finite("optimizer", self, "time_limit_s")
         if self.time_limit_s <= 0:
             raise ConfigError(f"optimizer.time_limit_s={self.time_limit_s}: must be > 0 seconds")
 
@@ -577,7 +640,9 @@ class TargetConf:
     confirm: bool = False
 
     def __post_init__(self) -> None:
+        _finite("target", self, "node_nm", "asic_mhz", "activity", "max_memory_gb", "max_minutes")
         _positive("target", self, "max_cycles", "tile_steps", "asic_mhz")
+        _seed("target", self)
         if self.node_nm < 0:
             raise ConfigError(f"target.node_nm={self.node_nm}: must be the library's feature size in nm, or 0")
         if not 0 < self.activity <= 1:

@@ -18,14 +18,23 @@ half-way with an allocation failure. ``target.confirm=true`` runs it anyway.
   (``COMPILE_S_PER_FU``), then per run (at most five tile kinds times
   ``len(target.data)``) the golden model (``GOLDEN_S_PER_POINT``) and the simulated
   cycles (``SIM_FU_CYCLES_PER_S`` FU-cycles per second).
+* ``simulate`` with ``target.scope=layers`` or ``network`` (whole layers through the memory
+  system): per layer a lower bound on its cycles, the larger of its MACs over the FUs and its
+  compulsory DRAM bytes (every element of each tensor indexed by plain loop dims moved once,
+  at ``arch.operand_bits``, less two bus beats) over ``arch.dram_bytes_per_cycle``, plus one
+  ``arch.dram_latency_cycles``. A layer whose bound exceeds ``target.max_cycles`` would stop
+  there, so the build stops now, naming the bandwidth when the DRAM term decides. ``layers``
+  runs one layer per kind: each kind's smallest bound counts; ``network`` runs every array
+  layer, ``target.jobs`` at a time. Time: the compile, then the bounds' FU-cycles.
 
-Limits: ``target.max_memory_gb`` (0: the memory available now, from ``/proc/meminfo``)
-and ``target.max_minutes`` (0: none).
+Limits: ``target.max_memory_gb`` (0: the memory available now, from ``/proc/meminfo``),
+``target.max_minutes`` (0: none) and, for whole layers, ``target.max_cycles``.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from math import ceil
 
 from lego_build.errors import BudgetError
 from lego_build.ir.testdata import GOLDEN_CHUNK
@@ -53,6 +62,25 @@ class Estimate:
     memory_bytes: int
     seconds: float
     what: str  # what dominates, for the message
+    advice: str = "lower target.tile_steps or the layer sizes"  # what to change, for the message
+
+
+@dataclass(frozen=True)
+class LayerBound:
+    """A lower bound on the cycles of one whole layer through the memory system."""
+
+    name: str
+    kind: str
+    macs: int
+    elements: int  # of the tensors it must move
+    dram_bytes: int
+    compute_cycles: int
+    dram_cycles: int
+    cycles: int  # max(compute, DRAM) + the DRAM latency
+
+    @property
+    def dram_bound(self) -> bool:
+        return self.dram_cycles > self.compute_cycles
 
 
 def available_memory() -> int:
@@ -88,7 +116,9 @@ def estimates(cfg, workload) -> list[Estimate]:
                + MAP_S_PER_OPTION * sum(options.values()))
     out = [Estimate("map", 0, seconds,
                     f"{sum(options.values()):,} tile extents to search (most: layer {worst})")]
-    if cfg.target.simulate:
+    if cfg.target.simulate and cfg.target.scope != "tiles":
+        out.append(_whole_layers(cfg, layer_bounds(cfg, workload)))
+    elif cfg.target.simulate:
         fus = cfg.arch.rows * cfg.arch.cols
         tensors = max((len(k.tensors) for _, k in kernels.values()), default=3)
         points = min(cfg.target.tile_steps * fus, max((k.macs for _, k in kernels.values()), default=0))
@@ -103,22 +133,127 @@ def estimates(cfg, workload) -> list[Estimate]:
     return out
 
 
+def compulsory_elements(kernel) -> int:
+    """Tensor elements a whole layer must move through DRAM at least: every element of each
+    tensor that the loops cover exactly (:func:`_covered`: every element read or written); a
+    sliding window may skip elements, so it counts nothing."""
+    return sum(t.size for t in kernel.tensors if _covered(t, kernel.dims))
+
+
+def _covered(tensor, dims) -> bool:
+    """Whether the loops index every element of ``tensor``: no offset, each loop dim (of bound
+    above 1) in one data dim at most, and each data dim a mixed-radix number of its loop dims
+    (coefficients 1, b1, b1*b2, ...: ``64 g + k`` over ``k < 64``) spanning its extent."""
+    if any(tensor.bias):
+        return False
+    seen: set[int] = set()
+    for row, extent in zip(tensor.matrix, tensor.shape):
+        terms = sorted((c, dims[j].bound, j) for j, c in enumerate(row) if c and dims[j].bound > 1)
+        span = 1
+        for c, bound, j in terms:
+            if c != span or j in seen:
+                return False
+            seen.add(j)
+            span *= bound
+        if span != extent:
+            return False
+    return True
+
+
+def layer_bounds(cfg, workload) -> list[LayerBound]:
+    """Per layer ``target.scope`` may run whole (every array layer that lowers to ``arch.family``),
+    in network order, a lower bound on its cycles through the memory system."""
+    from lego_build.analysis.lowering import lower
+    from lego_build.sim.stage import layer_kind
+
+    arch, fus = cfg.arch, cfg.arch.rows * cfg.arch.cols
+    out = []
+    for layer in workload.array_layers:
+        kernel = lower(layer.kernel, arch.family)
+        if kernel is None:
+            continue
+        elements = compulsory_elements(kernel)
+        dram = -(-elements * arch.operand_bits // 8)
+        # the DRAM model's bucket may hold two beats before the first request
+        moving = ceil(max(0, dram - 2 * arch.axi_data_bits // 8) / arch.dram_bytes_per_cycle)
+        compute = -(-kernel.macs // fus)
+        out.append(LayerBound(layer.name, layer_kind(kernel), kernel.macs, elements, dram, compute, moving,
+                              max(compute, moving) + arch.dram_latency_cycles))
+    return out
+
+
+def scope_bounds(cfg, bounds: list[LayerBound]) -> list[LayerBound]:
+    """The bounds of what ``target.scope`` runs: every layer (``network``), or per kind the
+    smallest (``layers`` runs the first mapped layer of each kind, which the map stage picks)."""
+    if cfg.target.scope == "network":
+        return bounds
+    kinds: dict[str, LayerBound] = {}
+    for b in bounds:
+        if b.kind not in kinds or b.cycles < kinds[b.kind].cycles:
+            kinds[b.kind] = b
+    return list(kinds.values())
+
+
+def _whole_layers(cfg, bounds: list[LayerBound]) -> Estimate:
+    """The simulate stage's estimate for whole layers: ``target.jobs`` processes (one per core for
+    0, one per layer on Ray), each holding a layer's tensors and a block of golden-model points."""
+    fus, run = cfg.arch.rows * cfg.arch.cols, scope_bounds(cfg, bounds)
+    parallel = len(run) if cfg.target.ray_address else cfg.target.jobs or os.cpu_count() or 1
+    parallel = max(1, min(parallel, len(run)))
+    cycles = sum(b.cycles for b in run)
+    wall = max(cycles / parallel, max((b.cycles for b in run), default=0))
+    seconds = (COMPILE_S_PER_FU * fus + wall * fus / SIM_FU_CYCLES_PER_S
+               + sum(b.macs for b in run) * GOLDEN_S_PER_POINT / parallel)
+    memory = parallel * max((b.elements * TENSOR_BYTES_PER_ELEMENT + min(b.macs, GOLDEN_CHUNK) * GOLDEN_BYTES_PER_POINT
+                             for b in run), default=0)
+    dram = sum(b.dram_cycles for b in run) > sum(b.compute_cycles for b in run)
+    return Estimate("simulate", memory, seconds,
+                    f"{len(run)} whole layers of at least {cycles:,} cycles ({_why(cfg, run, dram)})",
+                    "raise arch.dram_bytes_per_cycle, lower the layer sizes" if dram
+                    else "lower the layer sizes, use target.scope=tiles")
+
+
+def _why(cfg, run: list[LayerBound], dram: bool) -> str:
+    if dram:
+        return (f"{sum(b.dram_bytes for b in run):,} bytes at arch.dram_bytes_per_cycle="
+                f"{cfg.arch.dram_bytes_per_cycle:g}")
+    return f"{sum(b.macs for b in run):,} MACs on {cfg.arch.rows * cfg.arch.cols} FUs"
+
+
+def check_cycles(cfg, bounds: list[LayerBound]) -> None:
+    """A whole layer whose lower bound exceeds ``target.max_cycles`` would stop there: refuse it now."""
+    over = [b for b in scope_bounds(cfg, bounds) if b.cycles > cfg.target.max_cycles]
+    if not over:
+        return
+    b = max(over, key=lambda b: b.cycles)
+    if b.dram_bound:
+        why = f"{b.dram_bytes:,} bytes at arch.dram_bytes_per_cycle={cfg.arch.dram_bytes_per_cycle:g}"
+        fix = "raise arch.dram_bytes_per_cycle or target.max_cycles"
+    else:
+        why = f"{b.macs:,} MACs on {cfg.arch.rows * cfg.arch.cols} FUs"
+        fix = "raise target.max_cycles, or use a larger array or smaller layers"
+    raise BudgetError(f"target.scope={cfg.target.scope}: layer {b.name} needs at least {b.cycles:,} cycles ({why}) "
+                      f"but target.max_cycles={cfg.target.max_cycles:,} stops a layer's simulation before that; "
+                      f"{fix}, or use target.scope=tiles")
+
+
 def check(cfg, workload) -> list[Estimate]:
     """Raise :class:`BudgetError` if a stage's estimate exceeds the limits (unless ``target.confirm``)."""
     found = estimates(cfg, workload)
     if cfg.target.confirm:
         return found
+    if cfg.target.simulate and cfg.target.scope != "tiles":
+        check_cycles(cfg, layer_bounds(cfg, workload))
     limit_bytes = int(cfg.target.max_memory_gb * 2**30) if cfg.target.max_memory_gb else available_memory()
     for e in found:
         if limit_bytes and e.memory_bytes > limit_bytes:
             raise BudgetError(
                 f"the {e.stage} stage would need about {e.memory_bytes / 2**30:,.1f} GiB ({e.what}) but "
                 f"{'target.max_memory_gb allows' if cfg.target.max_memory_gb else 'this machine has'} "
-                f"{limit_bytes / 2**30:,.1f} GiB; lower target.tile_steps or the layer sizes, "
-                "or set target.confirm=true to run it anyway")
+                f"{limit_bytes / 2**30:,.1f} GiB; {e.advice}, or set target.confirm=true to run it anyway")
         if cfg.target.max_minutes and e.seconds > 60 * cfg.target.max_minutes:
             raise BudgetError(
                 f"the {e.stage} stage would take about {e.seconds / 60:,.0f} minutes ({e.what}), over "
-                f"target.max_minutes={cfg.target.max_minutes:g}; lower target.tile_steps or the layer sizes, "
-                "raise target.max_minutes, or set target.confirm=true to run it anyway")
+                f"target.max_minutes={cfg.target.max_minutes:g}; {e.advice}, raise target.max_minutes, "
+                "or set target.confirm=true to run it anyway")
     return found

@@ -124,6 +124,7 @@ class Workload:
     layers: tuple[Layer, ...]
     unmapped: tuple[Unmapped, ...] = ()
     source: str = "preset"
+    notes: tuple[str, ...] = ()  # what an importer decided on the user's word (a symbolic dim's value)
 
     @property
     def array_layers(self) -> tuple[Layer, ...]:

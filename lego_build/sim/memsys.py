@@ -160,7 +160,8 @@ def run_layers(binary: Path, hm: HostMap, sm: SocMap, runs: list[LayerRun], band
     with tempfile.TemporaryDirectory(prefix="lego_build-soc-") as tmp:
         work = Path(tmp)
         text = "".join(script(sm, r, work, bandwidth, latency) for r in runs)
-        out = verilator.execute(binary, text, max_cycles * len(runs), coverage=coverage)
+        out = verilator.execute(binary, text, max_cycles * len(runs), coverage=coverage,
+                                what=f"layer {runs[0].name}" if len(runs) == 1 else f"the {len(runs)} layers")
         bad = [ln for ln in out if ln.split()[0] in ("AXIL_ERR", "DRAM_RANGE", "WLAST_MISMATCH", "FILE_ERR")]
         if bad:
             raise StageError(f"memory-system simulation: {bad[0]}")

@@ -266,11 +266,11 @@ def toggle_rates(files: list[Path], rtl: Path | None = None) -> dict[str, dict]:
 
 
 def execute(binary: Path, script, max_cycles: int, wave: Path | None = None, on_line=None,
-            coverage: Path | None = None) -> list[str]:
+            coverage: Path | None = None, what: str = "the tile") -> list[str]:
     """Run ``binary`` on ``script`` (a string, or an iterable of parts written as they are made,
     so the simulator runs while the rest is prepared); its output lines (``on_line`` sees each
     as it is printed). A binary built with ``coverage`` writes each run's toggle counts to
-    ``<coverage>.<k>.dat``."""
+    ``<coverage>.<k>.dat``. ``what`` runs, for the message when ``max_cycles`` stops it."""
     args = [str(binary), str(max_cycles)] + ([str(wave)] if wave else [])
     parts = [script] if isinstance(script, str) else script
     env = {**os.environ, "LEGO_COVERAGE": str(coverage)} if coverage else None
@@ -311,7 +311,7 @@ def execute(binary: Path, script, max_cycles: int, wave: Path | None = None, on_
         raise failed[0]
     if code != 0:
         if out and out[-1].startswith("TIMEOUT"):
-            raise StageError(f"simulation stopped at target.max_cycles={max_cycles} cycles before the tile finished; "
+            raise StageError(f"simulation stopped at target.max_cycles={max_cycles} cycles before {what} finished; "
                              "raise target.max_cycles if the design is just slow")
         raise StageError(f"simulation failed (exit code {code}); run {binary} by hand to see why")
     return out

@@ -10,9 +10,10 @@ its name is the ``workload.kind`` of a model-file workload.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
-from lego_build.analysis.importers.common import Importer
+from lego_build.analysis.importers.common import Importer, SettingError
 from lego_build.errors import ConfigError
 from lego_build.ir.workload import Workload
 from lego_build.runtime.registry import Registry
@@ -24,8 +25,12 @@ IMPORTERS: Registry[Importer] = Registry("lego_build.importers", "workload.kind"
 })
 
 
-def load_model(kind: str, path: str, name: str, batch: int, bits: int) -> Workload:
+def load_model(kind: str, path: str, name: str, batch: int, bits: int,
+               symbols: Mapping[str, int] | None = None) -> Workload:
+    """The model file's workload; ``symbols`` (``workload.symbols``) go to an importer that takes them."""
     importer = IMPORTERS.get(kind)
+    if symbols and not importer.symbols:
+        raise ConfigError(f"workload.symbols: a {kind} model has no named dims to set; remove workload.symbols")
     file = Path(path)
     if file.is_dir():
         raise ConfigError(f"workload.path={path}: is a directory; give the {kind} file itself")
@@ -33,6 +38,10 @@ def load_model(kind: str, path: str, name: str, batch: int, bits: int) -> Worklo
         raise ConfigError(f"workload.path={path}: no such {kind} file; check the path "
                           "(relative to the directory doit runs in)")
     try:
+        if importer.symbols:
+            return importer.load(file, name, batch, bits, symbols=dict(symbols or {}))
         return importer.load(file, name, batch, bits)
+    except SettingError:
+        raise
     except ConfigError as exc:
         raise ConfigError(f"{exc}; {importer.hint}") from None

@@ -38,11 +38,19 @@ from lego_build.ir.workload import Kernel, Layer, Unmapped, Workload
 @dataclass(frozen=True)
 class Importer:
     """A model-file format (``workload.kind``): ``load(path, name, batch, bits)`` builds the
-    workload or raises a one-line :class:`ConfigError`; ``hint`` says what to give instead."""
+    workload or raises a one-line :class:`ConfigError`; ``hint`` says what to give instead.
+    ``symbols``: ``load`` also takes ``symbols=``, the values of the model's named dims
+    (``workload.symbols``); the other formats refuse them."""
 
     name: str
-    load: Callable[[Path, str, int, int], Workload]
+    load: Callable[..., Workload]
     hint: str
+    symbols: bool = False
+
+
+class SettingError(ConfigError):
+    """A workload setting that does not fit the file (``workload.symbols``, ``workload.batch``):
+    the message says what to set, so no advice on the file is added."""
 
 # ----------------------------------------------------------------------------- vocabulary
 #: PPU op names the importers emit (element-wise, normalisation, pooling, quantisation).

@@ -9,9 +9,11 @@ Reading:
 * ``onnx.checker.check_model`` on a copy in which external-data initializers are turned
   into graph inputs (so a missing data file is not an error); a checker failure is a
   :class:`ConfigError` ("not a valid ONNX model").
-* Batch: if dim 0 of a graph input is static, the model's own batch is used and the
-  ``batch`` argument is ignored. If it is symbolic (``dim_param``) or unknown, it is set
-  to ``batch`` -- everywhere the same ``dim_param`` appears -- before shape inference.
+* Symbolic dims: a graph input's dim named by a ``dim_param`` (a dynamic batch ``N``, a
+  sequence length) takes its value from ``symbols`` (``workload.symbols``), everywhere that
+  name appears, before shape inference; each value used is a note of the workload. A
+  symbolic dim without a value, a dim with neither size nor name, a symbol the model does
+  not have, and a ``batch`` other than 1 (the file's shapes are the model's) are refused.
 * ``onnx.shape_inference.infer_shapes(data_prop=True)``; shapes are then read from the
   graph inputs/outputs, ``value_info`` and initializer dims.
 
@@ -45,6 +47,7 @@ convolution, ConvTranspose, non-constant convolution weights, inconsistent shape
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +61,7 @@ from lego_build.analysis.importers.common import (
     ONNX_PPU,
     Collector,
     Importer,
+    SettingError,
     elements,
     matmul_dims,
     node_error,
@@ -83,17 +87,17 @@ def _onnx():
     return onnx
 
 
-def load(path: Path, name: str, batch: int, bits: int) -> Workload:
+def load(path: Path, name: str, batch: int, bits: int, symbols: dict[str, int] | None = None) -> Workload:
     where = f"workload.path={path}"
     onnx = _onnx()
     model = _read(onnx, path, where)
     _check(onnx, model, where)
-    _set_batch(model, batch)
+    notes = _set_symbols(model, dict(symbols or {}), batch, where)
     try:
         model = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
     except Exception as exc:  # noqa: BLE001 - any inference failure is a model problem
         raise ConfigError(f"{where}: ONNX shape inference failed ({_one_line(exc)})") from None
-    return _Importer(onnx, model, where, name, bits).run(f"onnx:{path}")
+    return replace(_Importer(onnx, model, where, name, bits).run(f"onnx:{path}"), notes=notes)
 
 
 # ----------------------------------------------------------------------------- reading
@@ -131,29 +135,59 @@ def _check(onnx: Any, model: Any, where: str) -> None:
         raise ConfigError(f"{where}: not a valid ONNX model (checker: {_one_line(exc)})") from None
 
 
-def _set_batch(model: Any, batch: int) -> None:
-    """Give a symbolic/unknown dim 0 of each graph input the configured ``batch``."""
+def _inputs(model: Any) -> list[tuple[str, Any]]:
+    """``(name, dims)`` of every graph input that is not an initializer and has a shape."""
+    inits = {t.name for t in model.graph.initializer}
+    return [(v.name, v.type.tensor_type.shape.dim) for v in model.graph.input
+            if v.name not in inits and v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape")]
+
+
+def _text(dims: Any) -> str:
+    return "[" + ", ".join(str(d.dim_value) if d.HasField("dim_value") else d.dim_param or "?" for d in dims) + "]"
+
+
+def _set_symbols(model: Any, symbols: dict[str, int], batch: int, where: str) -> tuple[str, ...]:
+    """Give every symbolic dim of the graph inputs its value from ``symbols`` (and the same name
+    everywhere else in the graph); the notes that say which values were used. Refused: a
+    symbolic dim without a value, a dim with neither size nor name, a symbol the inputs do not
+    have, and ``batch`` other than 1."""
+    inputs = _inputs(model)
+    named = list(dict.fromkeys(d.dim_param for _, dims in inputs for d in dims
+                               if not d.HasField("dim_value") and d.dim_param))
+    if batch != 1:
+        how = (f"give a symbolic dim's value by name instead, e.g. 'workload.symbols={{{named[0]}: {batch}}}'"
+               if named else "this model's input shapes are fixed; export it with the batch you want")
+        raise SettingError(f"workload.batch={batch}: an ONNX model's sizes are its inputs' shapes; {how}")
+    extra = [s for s in symbols if s not in named]
+    if extra:
+        have = f"its inputs' symbolic dims are {', '.join(named)}" if named else "its inputs have no symbolic dims"
+        raise SettingError(f"workload.symbols.{extra[0]}: {where} has no symbolic dim {extra[0]!r} ({have}); "
+                          f"remove it from workload.symbols")
+    for name, dims in inputs:
+        for i, d in enumerate(dims):
+            if d.HasField("dim_value") and d.dim_value < 1:
+                raise ConfigError(f"{where}: input {name!r} has size {d.dim_value} in dim {i} of {_text(dims)}; "
+                                  "export the model with positive sizes")
+            if not d.HasField("dim_value") and not d.dim_param:
+                raise ConfigError(f"{where}: input {name!r} dim {i} of {_text(dims)} has neither a size nor a name; "
+                                  "export the model with a fixed size there (e.g. python -m "
+                                  "onnxruntime.tools.make_dynamic_shape_fixed)")
+    missing = [s for s in named if s not in symbols]
+    if missing:
+        name, dims = next((n, dims) for n, dims in inputs if any(d.dim_param == missing[0] for d in dims))
+        i = next(i for i, d in enumerate(dims) if d.dim_param == missing[0])
+        example = ", ".join(f"{s}: {symbols.get(s, 1)}" for s in named)
+        raise SettingError(f"{where}: input {name!r} has the symbolic dim {missing[0]!r} (dim {i} of {_text(dims)}); "
+                          f"give its value, e.g. 'workload.symbols={{{example}}}'")
+    notes = tuple(f"{where}: symbolic dim {s} = {symbols[s]} (workload.symbols) in input "
+                  f"{next(n for n, dims in inputs if any(d.dim_param == s for d in dims))!r}" for s in named)
     graph = model.graph
-    inits = {t.name for t in graph.initializer}
-    symbols = set()
-    for value in graph.input:
-        if value.name in inits or not value.type.HasField("tensor_type"):
-            continue
-        tt = value.type.tensor_type
-        if not tt.HasField("shape") or not tt.shape.dim:
-            continue
-        dim = tt.shape.dim[0]
-        if not dim.HasField("dim_value"):
-            if dim.dim_param:
-                symbols.add(dim.dim_param)
-            dim.dim_value = batch
-    if not symbols:
-        return
     for value in (*graph.input, *graph.output, *graph.value_info):
         if value.type.HasField("tensor_type") and value.type.tensor_type.HasField("shape"):
             for dim in value.type.tensor_type.shape.dim:
                 if dim.HasField("dim_param") and dim.dim_param in symbols:
-                    dim.dim_value = batch
+                    dim.dim_value = symbols[dim.dim_param]
+    return notes
 
 
 # ----------------------------------------------------------------------------- importing
@@ -467,4 +501,5 @@ def _shape_of(value: Any) -> Shape | None:
     return tuple(int(d.dim_value) if d.HasField("dim_value") else None for d in tt.shape.dim)
 
 
-IMPORTER = Importer("onnx", load, "give an ONNX model (e.g. from torch.onnx.export) or fix the node it names")
+IMPORTER = Importer("onnx", load, "give an ONNX model (e.g. from torch.onnx.export) or fix the node it names",
+                    symbols=True)

@@ -30,7 +30,8 @@ Semantics:
 * A PAD with constant paddings on H/W only, read only by convolutions, is folded into
   their padding (and stays listed as a ``pad`` layout layer).
 * Batch: TFLite shapes are concrete; where ``shape_signature[0] == -1`` (dynamic batch)
-  dim 0 becomes the configured ``batch``, otherwise the model's own batch is used.
+  dim 0 becomes the configured ``batch``; a ``batch`` other than 1 for a model without a
+  dynamic batch is refused (its shapes are fixed).
 * Layout ops are listed with ``elements=0`` under their lowercase builtin name; SHAPE and
   RANK, and known ops whose inputs are all constants (DEQUANTIZE of fp16 weights, DENSIFY
   of sparse weights, shape arithmetic), are skipped as plumbing; everything else goes to
@@ -55,6 +56,7 @@ from lego_build.analysis.importers.common import (
     TFLITE_PPU,
     Collector,
     Importer,
+    SettingError,
     elements,
     matmul_dims,
     node_error,
@@ -284,7 +286,12 @@ def _reason(exc: Exception, size: int) -> str:
 # ----------------------------------------------------------------------------- importing
 def load(path: Path, name: str, batch: int, bits: int) -> Workload:
     where = f"workload.path={path}"
-    return _Importer(read_model(path, where), where, name, bits, batch).run(f"tflite:{path}")
+    model = read_model(path, where)
+    if batch != 1 and not any(t.shape and len(t.signature) == len(t.shape) and t.signature[0] == -1
+                              for t in model.tensors):
+        raise SettingError(f"workload.batch={batch}: {where} has no dynamic batch (its shapes are fixed); "
+                           "use workload.batch=1, or convert the model with the batch you want")
+    return _Importer(model, where, name, bits, batch).run(f"tflite:{path}")
 
 
 class _Importer:

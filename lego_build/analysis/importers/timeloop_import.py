@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from lego_build.analysis.importers.common import Importer
+from lego_build.analysis.importers.common import Importer, SettingError
 from lego_build.analysis.kernels import conv2d, gemm
 from lego_build.errors import ConfigError
 from lego_build.ir.workload import Dim, Kernel, Layer, TensorAccess, Workload
@@ -25,6 +25,9 @@ from lego_build.ir.workload import Dim, Kernel, Layer, TensorAccess, Workload
 
 def load(path: Path, name: str, batch: int, bits: int) -> Workload:
     where = f"workload.path={path}"
+    if batch != 1:
+        raise SettingError(f"workload.batch={batch}: a Timeloop problem states its own sizes; set them in "
+                           f"{path.name} (e.g. problem.instance.N) instead")
     try:
         doc = yaml.safe_load(path.read_text())
     except (yaml.YAMLError, UnicodeDecodeError) as exc:

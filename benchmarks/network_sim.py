@@ -17,7 +17,11 @@ compared with the exact golden model, one Verilator build per design):
 * ``resnet18-32x32-os-16GBs``: the same array at 16 GB/s (128-bit AXI), to show how much of
   the gap to the ideal DRAM stalls explain;
 * ``resnet18-eyeriss`` / ``resnet18-eyeriss-khoh``: Eyeriss's 12 x 14 array with its replicated
-  row-stationary forms, and with KH-OH alone (``arch=eyeriss_khoh``), under EDP.
+  row-stationary forms, and with KH-OH alone (``arch=eyeriss_khoh``), under EDP;
+* ``resnet18-gemmini_like`` / ``mobilenetv2-gemmini_like`` / ``resnet50-eyeriss``: the presets as
+  a user builds them, default settings (Gemmini's tiling rule; the energy objective).
+
+Each run's figures are also written to ``benchmarks/results/network_sim.json``.
 
 Anchors: ResNet-18 has 1,814,073,344 MACs, so 1,771,556 cycles on 1024 MACs is the ideal;
 SCALE-Sim 3.0 reports 2,133,315 cycles for it on a 32 x 32 output-stationary array with
@@ -29,6 +33,7 @@ on one side, so ResNet-18's 14 x 14 and 7 x 7 layers fill 196 of 224 and 49 of 6
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -52,6 +57,12 @@ RUNS = {
     # with KH-OH alone (issue 22), both mapped for EDP
     "resnet18-eyeriss": ["arch=eyeriss", "workload=resnet18", "mapper.objective=edp"],
     "resnet18-eyeriss-khoh": ["arch=eyeriss_khoh", "workload=resnet18", "mapper.objective=edp"],
+    # the presets as a user builds them (issue 42: the latency model off the benchmarks' settings):
+    # seed 004's Gemmini-like baseline with Gemmini's tiling rule, and Eyeriss under the default
+    # (energy) objective, whose mappings wait on DRAM far more than the EDP ones above
+    "resnet18-gemmini_like": ["arch=gemmini_like", "workload=resnet18"],
+    "mobilenetv2-gemmini_like": ["arch=gemmini_like", "workload=mobilenetv2"],
+    "resnet50-eyeriss": ["arch=eyeriss", "workload=resnet50"],
 }
 IDEAL = {"resnet18": 1_814_073_344}
 SCALE_SIM = {"resnet18-32x32-os": 2_133_315}
@@ -103,16 +114,39 @@ def report(r: dict) -> None:
           "the steps")
 
 
+def record(r: dict) -> dict:
+    """What a run measured, as data (``benchmarks/results/network_sim.json``)."""
+    res, net = r["res"], r["res"].network
+    fus = r["cfg"].arch.rows * r["cfg"].arch.cols
+    return {"name": r["name"], "overrides": RUNS[r["name"]], "status": res.status, "outputs": res.outputs,
+            "mismatches": res.mismatches, "cycles": net["cycles"], "cycles_predicted": net["cycles_predicted"],
+            "error": net["error"], "max_layer_error": net["max_layer_error"], "macs": net["macs"],
+            "utilization": round(net["macs"] / (net["cycles"] * fus), 4), "wall_s": round(r["wall"], 1),
+            "ideal": round(net["macs"] / fus), "scale_sim": SCALE_SIM.get(r["name"]),
+            "layers": [{k: x[k] for k in ("layer", "tiles", "cycles", "cycles_predicted", "error", "load_wait",
+                                          "store_wait")} for x in res.layers]}
+
+
+RESULTS = Path(__file__).resolve().parent / "results" / "network_sim.json"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", choices=sorted(RUNS), help="runs to do (default: all)")
     ap.add_argument("--out", type=Path, help="where the designs go (default: a temporary directory)")
+    ap.add_argument("--results", type=Path, default=RESULTS, help=f"results file (default {RESULTS.name}; each "
+                    "run's record replaces the one of the same name)")
     args = ap.parse_args(argv)
     names = args.only or list(RUNS)
     with tempfile.TemporaryDirectory(prefix="lego_build-network-sim-") as tmp:
         out = args.out or Path(tmp)
         for name in names:
-            report(run(name, out))
+            r = run(name, out)
+            report(r)
+            records = {x["name"]: x for x in json.loads(args.results.read_text())} if args.results.is_file() else {}
+            records[name] = record(r)
+            args.results.parent.mkdir(parents=True, exist_ok=True)
+            args.results.write_text(json.dumps([records[k] for k in sorted(records)], indent=1) + "\n")
     return 0
 
 

@@ -20,6 +20,7 @@ LONG_SCOPES = (
     "tests/test_sim_stage.py",
     "tests/test_dodo_reliability.py",
     "tests/test_flow_app.py::TestThesisSweeps",
+    "tests/test_flow_latency_check.py",
     "tests/test_flow_config_fuzz.py::TestFirstPart",
     "tests/test_flow_app.py",
     "tests/test_emit_stage.py",

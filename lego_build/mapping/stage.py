@@ -22,7 +22,7 @@ from lego_build.fulang.kinds import FUS
 from lego_build.ir.adg import ADG
 from lego_build.ir.artifacts import MappingDoc
 from lego_build.ir.dataflow import Dataflow
-from lego_build.ir.mapping import score
+from lego_build.ir.mapping import Mapping, score
 from lego_build.ir.memory import Hierarchy
 from lego_build.ir.workload import Kernel
 from lego_build.mapping.bounds import lower_bound
@@ -182,8 +182,8 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow | None, arch, mapper,
     packed rows, double buffering: :mod:`lego_build.mapping.latency`), which the mapper's
     per-tile roofline does not see; for a latency or EDP objective that figure chooses among
     them (seed 004 §6.2: the scheduler guided by the performance simulator) and is reported as
-    ``cycles_model``; the energy objective does not time (the model walks every tile, seconds
-    for a big layer on a small array). ``models``: shared by the layer's dataflows (:func:`layer_space`)."""
+    ``cycles_model`` (the energy objective times only the mapping :func:`best_dataflow` keeps).
+    ``models``: shared by the layer's dataflows (:func:`layer_space`)."""
     if dataflow is None:  # mapper.unroll=search
         space = unroll_space(kernel, arch, mapper, latency)
     else:
@@ -269,7 +269,9 @@ def unmappable_reason(search) -> str:
 
 def best_dataflow(kernel: Kernel, adg: ADG, arch, mapper, latency: int, view: MemView | None = None) -> dict:
     """Map under every dataflow the layer can use; keep the best by the objective (issue: per-layer
-    choice), timed by the memory system's latency model where there is one."""
+    choice), timed by the memory system's latency model where there is one: every kept mapping
+    has its ``cycles_model`` (what the reports give as the hardware's time where the layer did
+    not run in RTL), whatever the objective."""
     results, reasons, models = [], [], {}
     for df in ([None] if mapper.unroll == "search" else adg.dataflows):  # None: the unrolling is searched
         conflict = link_conflict(kernel, adg, df, arch) if df is not None else ""
@@ -283,7 +285,12 @@ def best_dataflow(kernel: Kernel, adg: ADG, arch, mapper, latency: int, view: Me
         # the arch or the mapper settings cannot serve this layer at all: the build stops (exit 2)
         fatal = [r for r in reasons if r.startswith("no tile fits") or "use mapper.search=" in r]
         return {"status": "unmappable", "reason": "; ".join(reasons), **({"fatal": fatal[0]} if fatal else {})}
-    return min(results, key=lambda r: score(mapper.objective, r["energy_pj"], r.get("cycles_model", r["cycles"])))
+    best = min(results, key=lambda r: score(mapper.objective, r["energy_pj"], r.get("cycles_model", r["cycles"])))
+    if view is not None and "cycles_model" not in best and best["dataflow"]:
+        # what the hardware takes, for the reports (the energy objective did not rank by it)
+        cycles = view.cycles(kernel, Mapping.from_json(best["mapping"]), best["dataflow"], best["tile"])
+        best = {**best, "cycles_model": cycles, "timed_by_model": 1}
+    return best
 
 
 def _weighted(rows: list[dict], key: str) -> dict[str, float]:
@@ -341,8 +348,9 @@ def map_workload(layers, adg: ADG, latency: int, arch, mapper, view: MemView | N
         totals["gap"] = round(max(0.0, 1 - score(mapper.objective, bound["energy_pj"], bound["cycles"]) / found), 6)
     rows = ppu_costs(layers, arch)
     totals["ppu"] = {**ppu_totals(rows), "per_layer": rows}
-    # end to end (seed 004 §6.2): the array layers, then the PPU passes that do not overlap them
-    totals["end_to_end_cycles"] = totals["cycles"] + totals["ppu"]["cycles"]
+    # end to end (seed 004 §6.2): the array layers (by the memory system's latency model where
+    # there is one), then the PPU passes that do not overlap them
+    totals["end_to_end_cycles"] = totals.get("cycles_model", totals["cycles"]) + totals["ppu"]["cycles"]
     totals["end_to_end_energy_pj"] = round(totals["energy_pj"] + totals["ppu"]["energy_pj"], 6)
     if (network := SEARCHES.get(mapper.search).network) is not None:
         totals[mapper.search] = network(entries, lowered_of, arch, mapper)

@@ -15,6 +15,8 @@ Results go to ``benchmarks/results/latency_check.json`` (one record per run of t
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import sys
 import tempfile
@@ -52,11 +54,12 @@ def main(argv: list[str] | None = None) -> int:
 
     def progress(row: dict) -> None:
         print(f"[{len(done) + 1}/{len(combos)}] {row['cycles']:>9,} measured {row['cycles_predicted']:>9,} "
-              f"predicted {row['error']:+7.2%}  {row['combo']}", flush=True)
+              f"predicted {row['error']:+7.2%}  {row['combo']}", file=sys.stderr, flush=True)
         done.append(row)
 
     done: list[dict] = []
-    with tempfile.TemporaryDirectory(prefix="lego_build-latency-check-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="lego_build-latency-check-") as tmp, \
+            contextlib.redirect_stdout(io.StringIO()):  # the stages' own lines: one progress line per combination
         rows = run(combos, Path(tmp), progress)
     wall = time.perf_counter() - start
     s = summary(rows)

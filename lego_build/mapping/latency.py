@@ -31,8 +31,11 @@ if the latency binds, a round trip after the previous wave's first burst ended: 
 inputs are many short bursts is latency-bound there, and its weights' few long bursts are not
 (an average burst length over both made such layers up to 15 % fast). The DRAM's bandwidth
 is a bucket that refills while the channel waits, so a wave's first beats may come at one per
-cycle. Reads and writes share the DRAM bandwidth: the layer takes at least all its beats at
-the bandwidth.
+cycle. A store's write bursts do not wait for one another (only its last write response comes
+a latency after its last beat); its beats take the cycles the reads leave free (reads go first
+when both are ready) and, for rows of one beat, at most two rows every three cycles (the
+storer's row queue). Reads and writes share the DRAM bandwidth: the layer takes at least all
+its beats at the bandwidth.
 """
 from __future__ import annotations
 

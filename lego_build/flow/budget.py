@@ -15,7 +15,7 @@ half-way with an allocation failure. ``target.confirm=true`` runs it anyway.
   (:data:`lego_build.ir.testdata.GOLDEN_CHUNK` points, ``GOLDEN_BYTES_PER_POINT`` each),
   and each tensor's window holds at most one element per point (int64, plus the
   expected outputs and the simulator's script). Time: the Verilator compile
-  (``COMPILE_S_PER_FU``), then per run (at most five tile kinds times
+  (``COMPILE_S_PER_FU``), then per run (at most ``TILE_KINDS`` tiles times
   ``len(target.data)``) the golden model (``GOLDEN_S_PER_POINT``) and the simulated
   cycles (``SIM_FU_CYCLES_PER_S`` FU-cycles per second).
 
@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from lego_build.errors import BudgetError
 from lego_build.ir.testdata import GOLDEN_CHUNK
+from lego_build.ir.workload import LAYER_KINDS
 
 #: map-stage seconds per distinct layer and dataflow, and per offered tile extent (dim x level)
 MAP_S_PER_LAYER = 0.3
@@ -43,8 +44,8 @@ TENSOR_BYTES_PER_ELEMENT = 8 * 4
 COMPILE_S_PER_FU = 0.1
 #: simulated FU-cycles per second (Verilator, one thread; measured about 3e7 on a 4x4 and an 8x8)
 SIM_FU_CYCLES_PER_S = 3e7
-#: tile kinds a simulation runs at most (conv, depthwise, pointwise, matmul, edge)
-TILE_KINDS = 5
+#: tile kinds a simulation runs at most (one per layer kind, and the edge tile)
+TILE_KINDS = len(LAYER_KINDS) + 1
 
 
 @dataclass(frozen=True)

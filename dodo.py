@@ -114,11 +114,12 @@ def _point_latest():
 
 
 def task_build():
-    """Run every stage for the configured design and point out/latest at it."""
+    """Run every stage for the configured design and point out/latest at it (not in a sweep's job)."""
+    keep = tasks.keep_latest()  # a lego-build sweep's job: out/latest stays where it is
     return {
-        "actions": [(_point_latest,)],
+        "actions": [] if keep else [(_point_latest,)],
         "task_dep": [f"{stage.name}:{DESIGN_ID}" for stage in STAGES],
-        "uptodate": [(tasks.latest_points_at, [LATEST, DESIGN_ID])],
+        "uptodate": [True] if keep else [(tasks.latest_points_at, [LATEST, DESIGN_ID])],
         "clean": [(tasks.clean_design, [LATEST, DESIGN_ID, DESIGN_DIR])],
     }
 

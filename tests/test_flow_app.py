@@ -31,6 +31,11 @@ def lego_build(cwd: Path, *args: str, timeout: float = 900) -> subprocess.Comple
     return subprocess.run([*cmd, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
+def sweep_dirs(project: Path) -> list[Path]:
+    """The sweeps under ``out/sweeps/`` (``latest`` is a link to the last one)."""
+    return [p for p in (project / "out" / "sweeps").iterdir() if not p.is_symlink()]
+
+
 def stage_tasks_run(stdout: str) -> dict[str, int]:
     """Per design, how many stage tasks doit ran (from the app's one line per job)."""
     out = {}
@@ -79,11 +84,40 @@ def test_pareto_plot_draws_a_front_per_workload_and_hides_no_point():
     plt.close(fig)
 
 
+def test_pareto_labels_are_readable():
+    """Issue 42 item 4: a dozen designs in a tight cluster: every marker's number lies inside the
+    axes (not under the colour bar), covers no other number and no marker; the key names each design."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    archs = ["eyeriss", "nvdla", "tpu", "systolic", "shidiannao", "gemmini_like"]
+    table = [dict(energy_pj=(8 + 0.15 * (i % 4)) * 1e6, cycles=1e6 * (1 + 0.02 * (i // 4)) if i < 12 else 1.9e6,
+                  cells="", register_bits=100 + 10 * i, arch=archs[i % 6], workload="resnet18", mapper="ruby_s",
+                  evidence=("rtl", "model", "roofline")[i % 3]) for i in range(13)]
+    fig = pareto_figure(table, "t")
+    ax, bar = fig.axes
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    labels = [t for t in ax.texts if t.get_text().isdigit()]
+    assert sorted(int(t.get_text()) for t in labels) == list(range(1, 14))
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    inside, colour_bar = ax.get_window_extent(renderer), bar.get_window_extent(renderer)
+    assert all(inside.x0 <= b.x0 and b.x1 <= inside.x1 and inside.y0 <= b.y0 and b.y1 <= inside.y1 for b in boxes)
+    assert not any(b.overlaps(colour_bar) for b in boxes)
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    points = ax.transData.transform(np.array([[r["cycles"], r["energy_pj"] / 1e6] for r in table]))
+    assert not any(b.contains(x, y) for b in boxes for x, y in points)
+    key = fig.texts[-1].get_text()
+    assert " 1  eyeriss/resnet18 ruby_s (RTL)" in key and "13  eyeriss/resnet18 ruby_s (RTL)" in key
+    assert "(mapper's roofline)" in key
+    plt.close(fig)
+
+
 def test_acceptance_sweep_writes_summary_and_reuses_finished_designs(tmp_path):
     """Issue 9 acceptance 1: 2 arches x 2 networks on the joblib launcher, then the same sweep again."""
     first = lego_build(tmp_path, *ACCEPTANCE)
     assert first.returncode == 0, first.stdout + first.stderr
-    sweeps = list((tmp_path / "out" / "sweeps").iterdir())
+    sweeps = sweep_dirs(tmp_path)
     assert len(sweeps) == 1
     rows = list(csv.DictReader((sweeps[0] / "summary.csv").open()))
     assert sorted((r["arch"], r["workload"]) for r in rows) == [
@@ -91,12 +125,13 @@ def test_acceptance_sweep_writes_summary_and_reuses_finished_designs(tmp_path):
     assert all(r["status"] == "ok" and r["simulation"] == "pass" and float(r["energy_pj"]) > 0 for r in rows)
     png = (sweeps[0] / "pareto.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
-    assert set(stage_tasks_run(first.stdout).values()) == {8}  # 7 stages + build
+    assert set(stage_tasks_run(first.stdout).values()) == {7}  # 7 stages; build leaves out/latest alone
+    assert not (tmp_path / "out" / "latest").exists()  # a sweep's jobs do not point it
     start = time.monotonic()
     again = lego_build(tmp_path, *ACCEPTANCE)
     took = time.monotonic() - start
     assert again.returncode == 0, again.stdout + again.stderr
-    assert max(stage_tasks_run(again.stdout).values()) <= 1  # at most out/latest moves: no stage re-runs
+    assert max(stage_tasks_run(again.stdout).values()) == 0  # nothing re-runs
     assert len(list(csv.DictReader((sweeps[0] / "summary.csv").open()))) == 4
     print(f"re-run of the finished sweep: {took:.1f} s")
 
@@ -104,10 +139,13 @@ def test_acceptance_sweep_writes_summary_and_reuses_finished_designs(tmp_path):
 def test_sweep_with_the_baseline_writes_the_comparison(tmp_path):
     """Issue 20 item 7: a sweep over gemmini_like and lego_mnicoc on one depthwise layer writes
     the comparison against the baseline: LEGO's OH-OW dataflow against Gemmini's one channel
-    on one FU (the end-to-end cycles of both designs' summaries)."""
+    on one FU (the end-to-end cycles of both designs' summaries). Issue 42 item 4: the sweep's
+    report holds the table, the Pareto plot and the comparison; out/latest stays where it was."""
+    (tmp_path / "out").mkdir()
+    os.symlink("by-hand-00000000", tmp_path / "out" / "latest")
     run = lego_build(tmp_path, "-m", "arch=gemmini_like,lego_mnicoc", "workload=depthwise", "target=rtl")
     assert run.returncode == 0, run.stdout + run.stderr
-    (sweep,) = (tmp_path / "out" / "sweeps").iterdir()
+    (sweep,) = sweep_dirs(tmp_path)
     rows = {r["arch"]: r for r in csv.DictReader((sweep / "summary.csv").open())}
     speed = int(rows["gemmini_like"]["cycles_end_to_end"]) / int(rows["lego_mnicoc"]["cycles_end_to_end"])
     assert speed > 4
@@ -116,6 +154,16 @@ def test_sweep_with_the_baseline_writes_the_comparison(tmp_path):
     assert f"{speed:.2f}x" in text
     assert (sweep / "comparison.png").read_bytes().startswith(b"\x89PNG")
     assert "comparison.md" in run.stdout
+    assert os.readlink(tmp_path / "out" / "latest") == "by-hand-00000000"
+    assert os.readlink(tmp_path / "out" / "sweeps" / "latest") == sweep.name
+    report = (sweep / "report.md").read_text()
+    for r in rows.values():  # the headline figures and where they come from
+        assert f"| {r['design']} | ruby_s | ok | {int(r['cycles']):,} | {r['cycles_source']} |" in report
+        assert r["evidence"] in ("model", "roofline") and r["simulated_mac_share"] == ""  # target=rtl
+    assert "![energy against latency](pareto.png)" in report and f"{speed:.2f}x" in report
+    page = (sweep / "report.html").read_text()
+    assert page.count("<svg") == 2 and '<section id="comparison">' in page and "https://" not in page
+    assert "<script" not in page and rows["lego_mnicoc"]["design"] in page
 
 
 def test_killed_sweep_resumes_with_the_remaining_designs_only(tmp_path):
@@ -138,7 +186,7 @@ def test_killed_sweep_resumes_with_the_remaining_designs_only(tmp_path):
     ran = stage_tasks_run(again.stdout)
     assert len(ran) == 3 and sorted(ran.values())[0] <= 1  # the finished design: nothing re-runs
     assert sum(1 for v in ran.values() if v >= 7) == 2  # the two others run their stages
-    rows = list(csv.DictReader(next(jobs.iterdir()).joinpath("summary.csv").open()))
+    rows = list(csv.DictReader(sweep_dirs(tmp_path)[0].joinpath("summary.csv").open()))
     assert len(rows) == 3 and all(r["status"] == "ok" for r in rows)
 
 
@@ -204,7 +252,7 @@ class TestRayLauncher:
             proc = subprocess.run([exe, *args], cwd=project, capture_output=True, text=True, env=env, timeout=900)
             assert proc.returncode == 0, proc.stdout + proc.stderr
             assert "Ray Launcher is launching 4 jobs" in proc.stdout + proc.stderr
-            (sweep,) = (project / "out" / "sweeps").iterdir()
+            (sweep,) = sweep_dirs(project)
             rows = list(csv.DictReader(sweep.joinpath("summary.csv").open()))
             assert len(rows) == 4 and all(r["status"] == "ok" for r in rows)
             assert len(list(sweep.glob("[0-9]/.hydra/config.yaml"))) == 4  # Hydra's job dirs, numbered 0..3
@@ -244,7 +292,7 @@ class TestThesisSweeps:
         print(proc.stdout[proc.stdout.index("whole-network energy"):])
         assert ("small RFs (16-64 B) with a 128-256 KB buffer beat the 512 B RF at the same buffer: yes; "
                 "the best of them beats every 512 B configuration: yes") in proc.stdout
-        (sweep,) = (tmp_path / "out" / "sweeps").iterdir()
+        (sweep,) = sweep_dirs(tmp_path)
         assert sweep.name.startswith("memory-")
         rows = list(csv.DictReader((sweep / "summary.csv").open()))
         assert len(rows) == 30 and all(r["status"] == "ok" for r in rows)
@@ -264,5 +312,5 @@ class TestThesisSweeps:
         energy = {(row.split()[0], col): float(v) for row in table.splitlines()[2:5]
                   for col, v in zip(cols, row.split()[2:])}
         assert energy[("16", "256")] <= 1.02 * min(energy.values())
-        (sweep,) = (tmp_path / "out" / "sweeps").iterdir()
+        (sweep,) = sweep_dirs(tmp_path)
         assert len(list(csv.DictReader((sweep / "summary.csv").open()))) == 12

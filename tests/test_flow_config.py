@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from lego_build.config.compose import CONF_DIR, available_options, compose, design_id, group_slice
+from lego_build.config.compose import CONF_DIR, available_options, compose, design_id, group_slice, workload_label
 from lego_build.config.schema import GROUPS, LegoConfig
 from lego_build.errors import ConfigError
 
@@ -67,6 +67,21 @@ def test_design_id_stable_and_covers_arch_and_workload_only():
     assert design_id(compose(["target.seed=2"])) == base
     assert design_id(compose(["mapper.objective=latency"])) == base
     assert design_id(compose(["optimizer=greedy"])) == base
+
+
+def test_design_id_of_a_model_file_names_the_file():
+    """Issue 42 item 4: nine ONNX builds were ``<arch>-onnx-<hash>``; the file's stem tells them apart
+    (letters, digits and _ only), the hash still covers the file's path and the arch."""
+    one = design_id(compose(["arch=gemmini_like", "workload=onnx", "workload.path=zoo/mobilenetv2-7.onnx"]))
+    two = design_id(compose(["arch=gemmini_like", "workload=onnx", 'workload.path="zoo/ResNet 50 (v1.5).onnx"']))
+    assert one.startswith("gemmini_like-mobilenetv2_7-") and two.startswith("gemmini_like-ResNet_50_v1_5-")
+    assert design_id(compose(["workload=tflite", "workload.path=m/face_detection.tflite"])).startswith(
+        "systolic-face_detection-")
+    assert design_id(compose(["workload=timeloop", "workload.path=p/conv1.yaml"])).startswith("systolic-conv1-")
+    assert design_id(compose(["workload=onnx", 'workload.path="x/\u6a21\u578b.onnx"'])).startswith("systolic-onnx-")
+    other_dir = design_id(compose(["arch=gemmini_like", "workload=onnx", "workload.path=b/mobilenetv2-7.onnx"]))
+    assert other_dir.rsplit("-", 1)[0] == one.rsplit("-", 1)[0] and other_dir != one
+    assert workload_label(compose(["workload=lenet"])) == "lenet"
 
 
 def test_group_slice_is_plain_json_data():

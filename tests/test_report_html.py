@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -127,6 +128,18 @@ def test_headline_and_sections_content(design, page):
     points = plots.roofline_points(mapped, doc["analysis"], doc["adg"]["operand_bits"])
     assert plots.implied_dram_bytes_per_cycle(points) == pytest.approx(cfg.arch.dram_bytes_per_cycle)
     assert f"DRAM roof {cfg.arch.dram_bytes_per_cycle:g} B/cycle" in page
+    # nothing ran in RTL: each layer's cycles are the latency model's where the map stage timed it, else
+    # the mapper's roofline, and the cards say which
+    layers = [e for e in mapped]
+    model = sum(e["count"] for e in layers if "cycles_model" in e)
+    total = sum(e["count"] for e in layers)
+    want = "; ".join(part for part in (f"latency model: {model} of {total} layers" if model else "",
+                                       f"mapper's roofline: {total - model} of {total} layers" if model < total else "")
+                     if part)
+    assert summary["cycles_source"] == want and escape(want) in page
+    assert summary["cycles"] == sum(e.get("cycles_model", e["cycles"]) * e["count"] for e in layers)
+    assert summary["coverage"]["scope"] is None and "nothing simulated" in page
+    assert "Simulated MACs</div><div class=\"v\">none</div>" in page
 
 
 def test_headline_without_summary_matches_summary(design, tmp_path):
@@ -138,7 +151,9 @@ def test_headline_without_summary_matches_summary(design, tmp_path):
     computed = headline(copy, doc)
     summary = json.loads((out / "summary.json").read_text())
     for key in ("design", "arch", "workload", "mapper", "optimizer", "target", "array", "macs", "layers_mapped",
-                "layers_unmappable", "energy_pj", "cycles", "utilization", "register_bits", "simulation"):
+                "layers_unmappable", "energy_pj", "cycles", "utilization", "register_bits", "simulation",
+                "cycles_source", "cycles_by_source", "ops_per_cycle", "mapper_cycles", "mapper_utilization",
+                "coverage"):
         assert computed[key] == summary[key], key
     html_text = render_html(copy)
     assert summary["design"] in html_text and "https://" not in html_text
@@ -180,6 +195,27 @@ def test_per_mac_energy_and_unmappable_share(partial):
     assert html_text.count("mapped layers only: ") >= 2  # the energy and the latency cards
     md = (out / "report.md").read_text()
     assert f"{summary['pj_per_mac']:.2f} pJ per mapped MAC" in md and "of the MACs are in unmappable layers" in md
+
+
+def test_tile_scope_states_its_coverage(partial):
+    """Issue 42 item 4: the tiles simulated and their share of the network's MACs, in every report."""
+    from math import prod
+
+    from lego_build.report.evidence import fmt_share
+
+    summary, out = partial
+    sim = json.loads((out / "sim" / "result.json").read_text())
+    macs = sum(prod(t["tile"].values()) for t in sim["tiles"])
+    cov = summary["coverage"]
+    assert (cov["scope"], cov["tiles"], cov["macs"]) == ("tiles", len(sim["tiles"]), macs)
+    assert cov["mac_share"] == pytest.approx(macs / summary["macs"], abs=1e-6) and 0 < cov["mac_share"] < 0.01
+    text = f"{len(sim['tiles'])} tiles of {len({t['layer'] for t in sim['tiles']})} of the"
+    share = f"{macs:,} MACs, {fmt_share(cov['mac_share'])} of the network's"
+    md = (out / "report.md").read_text()
+    assert text in md and share in md
+    html_text = (out / "report.html").read_text()
+    assert f'Simulated MACs</div><div class="v">{fmt_share(cov["mac_share"])}</div>' in html_text
+    assert escape(share) in html_text
 
 
 def test_tile_rows_show_their_offsets(partial):

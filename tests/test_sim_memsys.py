@@ -196,7 +196,7 @@ def test_network_scope_runs_every_lenet_layer_and_the_model_holds(tmp_path):
     assert abs(res.network["error"]) <= 0.05
     assert all(abs(r["error"]) <= 0.10 for r in res.layers)
     report = (tmp_path / "report.md").read_text()
-    assert "whole layers through the memory system" in report and "| c1 | matmul |" in report
+    assert "whole layers through the memory system" in report and "| c1 | conv |" in report  # as written, not lowered
 
 
 def _program(design: Path, mutate=None, epilogue=(), binary=None):

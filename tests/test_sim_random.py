@@ -16,7 +16,8 @@ from lego_build.mapping.stage import link_conflict
 from lego_build.mapping.tiles import fit_tile
 from lego_build.runtime.atomic import read_json
 from lego_build.sim import verilator
-from lego_build.sim.stage import Tile, layer_kind, run_tiles
+from lego_build.ir.workload import layer_kind
+from lego_build.sim.stage import Tile, run_tiles
 
 # builds and simulates designs: deselect with -m 'not slow' for a quick run
 pytestmark = pytest.mark.slow

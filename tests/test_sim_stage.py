@@ -71,9 +71,10 @@ def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
     sim = read_json(tmp_path / "sim" / "result.json")
     assert sim["match"] and sim["cycles_match"] and sim["mismatches"] == 0, sim
     assert sim["lint"] == "clean"
-    result, *edge = sim["tiles"]  # a single-layer workload: its tile (and its last tile if it needs several)
-    assert [t["kind"] for t in edge] == ([] if result["tile"] == read_json(tmp_path / "mapping.json")["layers"][0]["dims"]
-                                         else ["edge"])
+    result, *edge = sim["tiles"]  # a single-layer workload: its tile (and its last tile if it is partial)
+    dims = read_json(tmp_path / "mapping.json")["layers"][0]["dims"]
+    assert [t["kind"] for t in edge] == ([] if all(dims[d] % result["tile"][d] == 0 for d in dims) else ["edge"])
+    assert all(t["tile"] != result["tile"] for t in edge)
     tensors = read_json(tmp_path / "analysis.json")["layers"][0]["tensors"]
     (out,) = [t for t in tensors.values() if t["role"] == "out"]
     assert result["outputs"] == out["bytes"] // 4
@@ -154,6 +155,60 @@ def test_preset_network_builds_end_bit_exact_in_predicted_cycles(tmp_path, overr
         assert any(t["ppu"]["mode"] == 3 for t in sim["tiles"])  # batch norm + ReLU6 on the PPU
 
 
+def _representatives(tmp_path, overrides):
+    from lego_build.flow.stages import run_stage
+    from lego_build.runtime.artifacts import read_artifact
+    from lego_build.sim.stage import representatives
+
+    cfg = compose(overrides)
+    for stage in ("analyze", "graph", "optimize", "map"):
+        run_stage(stage, cfg, tmp_path)
+    return representatives(tmp_path, read_artifact(tmp_path, "adg.json"), cfg.target)
+
+
+def test_the_edge_tile_differs_from_its_layers_first_tile(tmp_path):
+    """Issue 42 item 4: ResNet-50's conv1 on Eyeriss divides evenly into its tiles (112 = 8 x 14 output
+    rows, 28 x 4 columns), so its last tile is the first one's shape at an offset; the edge tile comes
+    from the first layer whose last tile is partial, and every simulated tile has a shape of its own."""
+    from lego_build.analysis.lowering import lower
+    from lego_build.analysis.networks import network
+    from lego_build.ir.mapping import Mapping
+    from lego_build.mapping.tiles import edge_tile, fit_tile
+    from lego_build.runtime.artifacts import read_artifact
+
+    tiles = _representatives(tmp_path, ["arch=eyeriss", "workload=resnet50"])
+    kinds = [t.kind for t in tiles]
+    assert kinds[0] == "conv" and tiles[0].layer == "conv1" and "edge" in kinds
+    edge = tiles[kinds.index("edge")]
+    assert edge.layer != "conv1"
+    conv1 = read_artifact(tmp_path, "mapping.json").layers[0]
+    layer = {d.name: d.bound for d in tiles[0].kernel.dims}
+    assert all(conv1["dims"][d] % layer[d] == 0 for d in layer)  # conv1 divides evenly: no edge of its own
+    kernel = next(x.kernel for x in network("resnet50", 1, 8) if x.name == edge.layer)
+    adg = read_artifact(tmp_path, "adg.json")
+    row = next(e for e in read_artifact(tmp_path, "mapping.json").layers if e["name"] == edge.layer)
+    corner, mapping = fit_tile(lower(kernel, adg.kernel), Mapping.from_json(row["mapping"]),
+                               adg.capacities(row["dataflow"]), compose([]).target.tile_steps, row.get("tile"))
+    assert edge.kernel.dims != corner.dims  # its own shape: remainder bounds
+    assert all(e.bound <= c.bound for e, c in zip(edge.kernel.dims, corner.dims))
+    assert edge_tile(lower(kernel, adg.kernel), corner, mapping)[0] == edge.kernel
+    shapes = [tuple(d.bound for d in t.kernel.dims) for t in tiles]
+    assert len(set(shapes)) == len(shapes)
+
+
+def test_a_grouped_conv_is_not_a_depthwise_tile(tmp_path):
+    """Issue 42 item 4: the ONNX-zoo AlexNet's group-2 convs (2 groups of 48 input channels) are
+    ``grouped`` tiles; depthwise means one input channel per group."""
+    from test_importers_onnx import zigzag_model
+
+    path = zigzag_model("alexnet.onnx")
+    tiles = _representatives(tmp_path, ["arch=nvdla", "arch.rows=4", "arch.cols=4", "workload=onnx",
+                                        f"workload.path={path}"])
+    kinds = {t.kind: t for t in tiles}
+    assert "depthwise" not in kinds and kinds["grouped"].layer == "Op4"
+    assert {d.name: d.bound for d in kinds["grouped"].kernel.dims}["ic"] > 1  # channels per group
+
+
 def test_waveform_target_writes_a_waveform(tmp_path):
     from lego_build.sim.verilator import wave_format
 
@@ -197,10 +252,11 @@ def test_the_design_directory_holds_results_only(tmp_path, monkeypatch):
 
 def test_the_simulated_tile_is_the_mappers_and_its_remainder_runs_as_the_edge_tile(tmp_path):
     """16-word banks: the mapper tiles K=42 by 4 at the controller level (10 tiles + a partial
-    one of 2, Ruby-T at the DRAM level); Verilator runs that tile and the partial one, in the
-    cycles the mapper predicted for a tile."""
+    one of 2, Ruby-T at the DRAM level: the default Ruby-S picks a divisor, 3, whose last tile is
+    no edge); Verilator runs that tile and the partial one, in the cycles the mapper predicted
+    for a tile."""
     cfg = compose(["arch.rows=8", "arch.cols=8", "arch.buffer_depth=16", "workload.M=32", "workload.N=24",
-                   "workload.K=42"])
+                   "workload.K=42", "mapper=ruby_t"])
     run_all(cfg, tmp_path)
     layer = read_json(tmp_path / "mapping.json")["layers"][0]
     sim = read_json(tmp_path / "sim" / "result.json")

@@ -5,7 +5,7 @@ from typing import Any
 
 from lego_build.analysis.kernels import conv2d, gemm, mttkrp, ttmc
 from lego_build.errors import ConfigError
-from lego_build.ir.workload import Layer, Workload
+from lego_build.ir.workload import Layer, Workload, conv_op
 
 
 def workload_from_config(wl: Any) -> Workload:
@@ -16,8 +16,7 @@ def workload_from_config(wl: Any) -> Workload:
     if kind == "conv2d":
         kernel = conv2d(wl.batch, wl.in_ch, wl.out_ch, wl.in_h, wl.in_w, wl.kh, wl.kw, wl.stride, wl.pad,
                         wl.dilation, wl.groups, wl.bits)
-        op = "depthwise" if wl.groups == wl.in_ch and wl.groups > 1 else "conv2d"
-        return Workload(wl.name, (Layer(wl.name, op, kernel),))
+        return Workload(wl.name, (Layer(wl.name, conv_op(wl.groups, wl.in_ch), kernel),))
     if kind == "mttkrp":
         return Workload(wl.name, (Layer(wl.name, "mttkrp", mttkrp(wl.I, wl.J, wl.K, wl.L, wl.bits)),))
     if kind == "ttmc":

@@ -375,11 +375,21 @@ def config_hash(cfg: LegoConfig, groups: Iterable[str]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+def workload_label(cfg: LegoConfig) -> str:
+    """What the workload is called in design names and summaries: a model file's stem (letters,
+    digits and ``_``; ``workload.path`` of ``workload=onnx``, ``tflite``, ``timeloop`` or a
+    plugin's importer), else ``workload.name``."""
+    path = getattr(cfg.workload, "path", "")
+    stem = re.sub(r"[^A-Za-z0-9_]+", "_", Path(path).stem).strip("_")[:64] if path else ""
+    return stem or cfg.workload.name
+
+
 def design_id(cfg: LegoConfig) -> str:
-    """``<arch>-<workload>-<hash8>``: the hash covers the arch and workload groups.
+    """``<arch>-<workload>-<hash8>`` (:func:`workload_label`: a model file's stem): the hash covers
+    the arch and workload groups.
 
     The design directory identifies the hardware and the workload it runs; the
     mapper, optimizer and target settings are tracked per stage inside it, so a
     change of ``target.*`` re-runs only the stages that read it.
     """
-    return f"{cfg.arch.name}-{cfg.workload.name}-{config_hash(cfg, ('arch', 'workload'))[:8]}"
+    return f"{cfg.arch.name}-{workload_label(cfg)}-{config_hash(cfg, ('arch', 'workload'))[:8]}"

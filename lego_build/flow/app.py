@@ -15,7 +15,9 @@ a second each.
 
 The sweep lives in ``out/sweeps/<name>/`` (``<name>``: the swept keys and a hash of the
 command, or ``hydra.sweep.dir``): one record per job (``jobs/*.json``, with the build log
-next to it), then ``summary.csv`` and ``pareto.png`` (:mod:`lego_build.flow.sweep`).
+next to it), then ``summary.csv``, ``pareto.png`` and ``report.md`` / ``report.html``
+(:mod:`lego_build.flow.sweep`); ``out/sweeps/latest`` names the last multirun. A
+multirun's jobs leave ``out/latest`` where it was (it names a design built by hand).
 Launchers: Hydra's basic one (in turn), ``hydra/launcher=joblib`` (local processes) and
 ``hydra/launcher=ray`` (the ``ray`` extra).
 """
@@ -30,11 +32,13 @@ import sys
 import time
 from pathlib import Path
 
-from lego_build.config.compose import CONF_DIR, _register, design_id, searchpath_overrides
+from lego_build.config.compose import CONF_DIR, _register, design_id, searchpath_overrides, workload_label
 from lego_build.errors import ConfigError
 from lego_build.flow.stages import STAGES
 from lego_build.flow.sweep import SWEEPS, is_hydra, job_key, record_job, sweep_name, write_summary
+from lego_build.flow.tasks import KEEP_LATEST_ENV
 from lego_build.flow.validate import compose
+from lego_build.runtime.atomic import point_symlink
 
 DODO = CONF_DIR.parent / "dodo.py"
 TASKS = ("build", *(stage.name for stage in STAGES))
@@ -59,8 +63,10 @@ def expand(overrides: list[str]) -> list[list[str]] | None:
     return [list(combo) for combo in itertools.product(*axes)]
 
 
-def build_design(overrides: list[str], sweep_dir: Path, project: Path, task: str = "build") -> str:
-    """Run ``doit build`` for one composed design under its lock; record the job; return its status."""
+def build_design(overrides: list[str], sweep_dir: Path, project: Path, task: str = "build",
+                 point_latest: bool = True) -> str:
+    """Run ``doit build`` for one composed design under its lock; record the job; return its status.
+    ``point_latest=False`` (a multirun's job) leaves ``out/latest`` where it is."""
     start = time.monotonic()
     try:
         cfg = compose(overrides)
@@ -72,7 +78,8 @@ def build_design(overrides: list[str], sweep_dir: Path, project: Path, task: str
     log = sweep_dir / "jobs" / f"{job_key(overrides)}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "doit", "-f", str(DODO), "-d", str(project), task, *overrides]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=project)  # dodo.py locks the design
+    env = None if point_latest else {**os.environ, KEEP_LATEST_ENV: "1"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=project, env=env)  # dodo.py locks the design
     summary = _summary(ddir, cfg) if proc.returncode == 0 else None
     log.write_text(proc.stdout + proc.stderr)
     errors = [line[len("error: "):] for line in proc.stderr.splitlines() if line.startswith("error: ")]
@@ -113,15 +120,20 @@ def _progress(sweep_dir: Path) -> str:
 
 
 def _summary(ddir: Path, cfg) -> dict | None:
-    """The design's ``summary.json``, or the mapper's totals when the job stopped at ``map``."""
+    """The design's ``summary.json``, or the map stage's figures when the job stopped at ``map``
+    (the headline from the latency model or the mapper's roofline, :mod:`lego_build.report.evidence`)."""
+    from lego_build.report import evidence
+
     if (ddir / "summary.json").exists() and (ddir / "summary.json").stat().st_mtime >= (ddir / "mapping.json").stat().st_mtime:
         return json.loads((ddir / "summary.json").read_text())
     if not (ddir / "mapping.json").exists():
         return None
-    t = json.loads((ddir / "mapping.json").read_text())["totals"]
-    return {"arch": cfg.arch.name, "workload": cfg.workload.name, "mapper": cfg.mapper.name,
+    mapping = json.loads((ddir / "mapping.json").read_text())
+    t = mapping["totals"]
+    return {"arch": cfg.arch.name, "workload": workload_label(cfg), "mapper": cfg.mapper.name,
             "optimizer": cfg.optimizer.name, "target": cfg.target.name,
-            **{k: t[k] for k in ("energy_pj", "cycles", "macs", "layers_mapped", "layers_unmappable")},
+            **{k: t[k] for k in ("energy_pj", "macs", "layers_mapped", "layers_unmappable")},
+            **evidence.headline(mapping, None, cfg.arch.rows * cfg.arch.cols, cfg.arch.clock_mhz),
             "energy_by_level_pj": t.get("energy_by_level_pj", {})}
 
 
@@ -129,10 +141,13 @@ def _job(cfg) -> str:
     """The Hydra task function: the job's own overrides are the design."""
     from hydra.core.hydra_config import HydraConfig
 
-    overrides = [o for o in HydraConfig.get().overrides.task if not is_hydra(o)]
+    from hydra.types import RunMode
+
+    hydra_cfg = HydraConfig.get()
+    overrides = [o for o in hydra_cfg.overrides.task if not is_hydra(o)]
     # set for the job by hydra.job.env_set: launchers on other processes or hosts see them too
     return build_design(overrides, Path(os.environ[_SWEEP_ENV]), Path(os.environ[_PROJECT_ENV]),
-                        os.environ.get(_TASK_ENV, "build"))
+                        os.environ.get(_TASK_ENV, "build"), point_latest=hydra_cfg.mode != RunMode.MULTIRUN)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,7 +218,12 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         sys.argv = saved
     csv_path, plot = write_summary(sweep_dir)
-    print(f"lego-build: {csv_path.relative_to(project)}" + (f", {plot.relative_to(project)}" if plot else ""))
+    print(f"lego-build: {csv_path.relative_to(project)}" + (f", {plot.relative_to(project)}" if plot else "")
+          + f", {(sweep_dir / 'report.md').relative_to(project)}, report.html")
+    if multirun:  # out/latest stays on the last design built by hand; out/sweeps/latest names this sweep
+        sweeps = project / OUT / "sweeps"
+        sweeps.mkdir(parents=True, exist_ok=True)
+        point_symlink(sweeps / "latest", os.path.relpath(sweep_dir, sweeps))
     if (sweep_dir / "comparison.md").is_file():  # a baseline and other designs on one workload
         print(f"lego-build: {(sweep_dir / 'comparison.md').relative_to(project)}, "
               f"{(sweep_dir / 'comparison.png').relative_to(project)} (against the baseline)")

@@ -15,7 +15,7 @@ half-way with an allocation failure. ``target.confirm=true`` runs it anyway.
   (:data:`lego_build.ir.testdata.GOLDEN_CHUNK` points, ``GOLDEN_BYTES_PER_POINT`` each),
   and each tensor's window holds at most one element per point (int64, plus the
   expected outputs and the simulator's script). Time: the Verilator compile
-  (``COMPILE_S_PER_FU``), then per run (at most five tile kinds times
+  (``COMPILE_S_PER_FU``), then per run (at most ``TILE_KINDS`` tiles times
   ``len(target.data)``) the golden model (``GOLDEN_S_PER_POINT``) and the simulated
   cycles (``SIM_FU_CYCLES_PER_S`` FU-cycles per second).
 * ``simulate`` with ``target.scope=layers`` or ``network`` (whole layers through the memory
@@ -38,6 +38,7 @@ from math import ceil
 
 from lego_build.errors import BudgetError
 from lego_build.ir.testdata import GOLDEN_CHUNK
+from lego_build.ir.workload import LAYER_KINDS
 
 #: map-stage seconds per distinct layer and dataflow, and per offered tile extent (dim x level)
 MAP_S_PER_LAYER = 0.3
@@ -52,8 +53,8 @@ TENSOR_BYTES_PER_ELEMENT = 8 * 4
 COMPILE_S_PER_FU = 0.1
 #: simulated FU-cycles per second (Verilator, one thread; measured about 3e7 on a 4x4 and an 8x8)
 SIM_FU_CYCLES_PER_S = 3e7
-#: tile kinds a simulation runs at most (conv, depthwise, pointwise, matmul, edge)
-TILE_KINDS = 5
+#: tile kinds a simulation runs at most (one per layer kind, and the edge tile)
+TILE_KINDS = len(LAYER_KINDS) + 1
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ def layer_bounds(cfg, workload) -> list[LayerBound]:
     """Per layer ``target.scope`` may run whole (every array layer that lowers to ``arch.family``),
     in network order, a lower bound on its cycles through the memory system."""
     from lego_build.analysis.lowering import lower
-    from lego_build.sim.stage import layer_kind
+    from lego_build.ir.workload import layer_kind
 
     arch, fus = cfg.arch, cfg.arch.rows * cfg.arch.cols
     out = []

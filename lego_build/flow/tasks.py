@@ -263,6 +263,16 @@ def checkpoint(task_id: str) -> None:
     dep.backend.dump()
 
 
+#: set (to anything but empty) for a ``doit build`` that must not move ``out/latest``: the jobs of a
+#: ``lego-build -m`` sweep (lego_build.flow.app), whichever finishes last would otherwise win
+KEEP_LATEST_ENV = "LEGO_KEEP_LATEST"
+
+
+def keep_latest() -> bool:
+    """True when this build leaves ``out/latest`` alone (:data:`KEEP_LATEST_ENV`)."""
+    return bool(os.environ.get(KEEP_LATEST_ENV))
+
+
 def latest_points_at(link: str, target: str) -> bool:
     """True if ``link`` is a symlink whose text is exactly ``target``."""
     try:

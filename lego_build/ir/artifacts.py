@@ -100,12 +100,24 @@ class Summary:
     layers_unmappable: int
     unmapped_ops: int
     unmappable_mac_share: float
+    # the headline (lego_build.report.evidence): each mapped layer's cycles from the best evidence, RTL-measured,
+    # else the latency model, else the mapper's roofline; utilization and throughput from the same cycles
     cycles: int
-    cycles_end_to_end: int  # the array layers by the memory system's latency model (or the mapper), plus the PPU
+    cycles_source: str  # e.g. "measured in RTL: 54 of 54 layers"
+    cycles_by_source: dict  # per source (rtl, model, roofline): layers, cycles, MACs
+    utilization: float  # MACs / (cycles x FUs)
+    ops_per_cycle: float  # 2 x MACs / cycles
+    gops: float | None  # ops_per_cycle at clock_mhz
+    clock_mhz: float | None  # arch.clock_mhz
+    mapper_cycles: int  # the mapper's per-tile roofline (no tile loads and stores): what it ranks mappings by
+    mapper_utilization: float  # MACs / (mapper_cycles x FUs)
+    mapper_gap: float | None  # cycles / mapper_cycles
+    coverage: dict  # what ran in RTL: tiles or whole layers, and their share of the MACs
+    cycles_end_to_end: int  # the headline cycles plus the PPU passes (cost model)
     energy_end_to_end_pj: float  # the array layers' and the PPU's energy
     energy_pj: float
+    energy_source: str  # the cost model's (nothing measures energy per layer)
     pj_per_mac: float
-    utilization: float
     energy_by_level_pj: dict
     energy_by_tensor_pj: dict
     pipeline_latency: int
@@ -146,5 +158,5 @@ ARTIFACTS: dict[str, ArtifactType] = {
     "rtl/soc_interface.json": ArtifactType(SocMap, 1),
     "rtl/manifest.json": ArtifactType(RtlManifest, 1),
     "sim/result.json": ArtifactType(SimResult, 1),
-    "summary.json": ArtifactType(Summary, 2),
+    "summary.json": ArtifactType(Summary, 3),
 }

@@ -89,6 +89,38 @@ class Kernel:
         return prod(d.bound for d in self.dims)
 
 
+#: what kind of array layer a kernel is, one vocabulary for the simulation's tiles and rows and the
+#: reports: a dense k x k convolution, a grouped one (groups < input channels), a depthwise one (one
+#: input channel per group), a 1x1 one, a matrix product (fc, attention), a tensor kernel
+LAYER_KINDS: tuple[str, ...] = ("conv", "grouped", "depthwise", "pointwise", "matmul", "tensor")
+#: the analysis op name of each convolution kind
+CONV_OPS = {"conv": "conv2d", "pointwise": "conv2d", "grouped": "group_conv", "depthwise": "depthwise"}
+
+
+def conv_kind(groups: int, in_channels: int, kh: int, kw: int) -> str:
+    """The :data:`LAYER_KINDS` entry of a convolution: ``depthwise`` when every group has one input
+    channel (``groups == in_channels > 1``), ``grouped`` for other ``groups > 1``, ``pointwise``
+    for a dense 1x1 window, else ``conv``."""
+    if groups > 1:
+        return "depthwise" if groups == in_channels else "grouped"
+    return "pointwise" if kh == kw == 1 else "conv"
+
+
+def conv_op(groups: int, in_channels: int) -> str:
+    """The analysis op name of a convolution (:data:`CONV_OPS` of its :func:`conv_kind`; the
+    window does not change it)."""
+    return CONV_OPS[conv_kind(groups, in_channels, 0, 0)]
+
+
+def layer_kind(kernel: Kernel) -> str:
+    """The :data:`LAYER_KINDS` entry of an array layer's kernel (a ``conv2d`` kernel's ``ic`` is the
+    input channels per group)."""
+    if kernel.name == "conv2d":
+        b = {d.name: d.bound for d in kernel.dims}
+        return conv_kind(b["g"], b["g"] * b["ic"], b["kh"], b["kw"])
+    return "matmul" if kernel.name == "gemm" else "tensor"
+
+
 @dataclass(frozen=True, slots=True)
 class Layer:
     """One operator of a workload.

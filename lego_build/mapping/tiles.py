@@ -69,8 +69,9 @@ def fit_tile(kernel: Kernel, mapping: Mapping, depth, max_steps: int,
 
 
 def edge_tile(layer: Kernel, corner: Kernel, mapping: Mapping) -> tuple[Kernel, Mapping, dict[str, int]] | None:
-    """The layer's last tile and its iteration offset per dim, or None when the corner tile
-    is the whole layer.
+    """The layer's last tile and its iteration offset per dim, or None when it has the corner
+    tile's shape (every dim divides evenly, or the corner tile is the whole layer): a tile of
+    the same bounds at an offset tests nothing the corner does not.
 
     Tiling dim ``d`` by the corner tile's bound ``b`` leaves ``D - (ceil(D/b) - 1) b``
     iterations for the last tile: Ruby's last-iteration bound at the buffer level
@@ -82,7 +83,7 @@ def edge_tile(layer: Kernel, corner: Kernel, mapping: Mapping) -> tuple[Kernel, 
         rem = d.bound - (-(-d.bound // t.bound) - 1) * t.bound
         offsets.append(d.bound - rem)
         dims.append(Dim(d.name, rem))
-    if not any(offsets):
+    if all(d.bound == t.bound for d, t in zip(dims, corner.dims)):
         return None
     tensors = tuple(replace(t, bias=tuple(b + sum(m * o for m, o in zip(row, offsets))
                                           for row, b in zip(t.matrix, t.bias))) for t in layer.tensors)

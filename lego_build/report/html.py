@@ -11,7 +11,7 @@ import re
 from html import escape
 from pathlib import Path
 
-from lego_build.report import plots
+from lego_build.report import evidence, plots
 
 SECTIONS = (
     ("summary", "Summary"),
@@ -115,6 +115,11 @@ def _pct(x) -> str:
     return "-" if x is None else f"{100 * float(x):.1f}%"
 
 
+def _share(cov: dict | None) -> str:
+    """The simulated share of the network's MACs (:func:`lego_build.report.evidence.coverage`)."""
+    return evidence.fmt_share(cov["mac_share"]) if cov and cov.get("scope") else "none"
+
+
 def _mark(ok) -> str:
     if ok is None:
         return "-"
@@ -177,34 +182,57 @@ def _ordered_layers(mapping: dict, analysis: dict) -> list[dict]:
     return [e for _, _, e in sorted((pos.get(e["name"], len(pos)), i, e) for i, e in enumerate(layers))]
 
 
+def _clock_mhz(design_dir: Path) -> float | None:
+    """``arch.clock_mhz`` of the design's ``config.yaml`` (None when it is absent)."""
+    path = Path(design_dir) / "config.yaml"
+    if not path.is_file():
+        return None
+    from omegaconf import OmegaConf
+
+    return (OmegaConf.to_container(OmegaConf.load(path)).get("arch") or {}).get("clock_mhz")
+
+
 def headline(design_dir: Path, doc: dict) -> dict:
-    """``summary.json``, or the same key figures from ``mapping.json`` when it is absent."""
+    """``summary.json``, or the same key figures from the other files when it is absent (the
+    headline from the same evidence, :mod:`lego_build.report.evidence`)."""
     if doc.get("summary"):
         return dict(doc["summary"])
     mapping, adg, analysis = doc["mapping"], doc["adg"], doc["analysis"]
     totals = mapping.get("totals", {})
     mapped = [e for e in mapping.get("layers", []) if e.get("status") == "mapped"]
-    steps = sum(e.get("steps", 0) * e.get("count", 1) for e in mapped)
     fus = adg["shape"][0] * adg["shape"][1]
-    name, workload = Path(design_dir).name, analysis.get("workload", "?")
-    m = re.fullmatch(rf"(.+)-{re.escape(workload)}-[0-9a-f]{{8}}", name)
+    name = Path(design_dir).name
+    m = re.fullmatch(r"([A-Za-z][A-Za-z0-9_]*)-(.+)-[0-9a-f]{8}", name)  # config.compose.design_id
     sim = doc.get("sim") or {}
     passes = (doc.get("passes") or {}).get("passes") or [{}]
     target = sim.get("reason", "").partition("target=")[2] or "?"
+    macs = analysis.get("totals", {}).get("macs", totals.get("macs", 0))
     return {
-        "design": name, "arch": m.group(1) if m else "?", "workload": workload,
+        "design": name, "arch": m.group(1) if m else "?",
+        "workload": m.group(2) if m else analysis.get("workload", "?"),
         "mapper": mapping.get("mapper", "?"), "optimizer": (doc.get("passes") or {}).get("optimizer", "?"),
         "target": target, "array": list(adg["shape"]),
-        "macs": analysis.get("totals", {}).get("macs", totals.get("macs", 0)),
-        "macs_mapped": totals.get("macs", 0),
+        "macs": macs, "macs_mapped": totals.get("macs", 0),
         "layers_mapped": totals.get("layers_mapped", len(mapped)),
         "layers_unmappable": totals.get("layers_unmappable", 0),
         "unmapped_ops": len(analysis.get("unmapped", [])),
-        "energy_pj": totals.get("energy_pj", 0.0), "cycles": totals.get("cycles", 0),
-        "utilization": round(totals.get("macs", 0) / (steps * fus), 6) if steps else 0.0,
+        "energy_pj": totals.get("energy_pj", 0.0),
+        **evidence.headline(mapping, sim, fus, _clock_mhz(design_dir)),
+        "coverage": evidence.coverage(mapping, sim, macs),
         "register_bits": passes[-1].get("register_bits"), "pipeline_latency": passes[-1].get("latency"),
         "simulation": sim.get("status"),
     }
+
+
+def evidenced(layers: list[dict], doc: dict) -> list[dict]:
+    """The mapped ``layers`` with ``cycles`` and ``utilization`` from the best evidence
+    (:func:`lego_build.report.evidence.layer_evidence`), their ``source``, and the mapper's
+    figures as ``cycles_mapper`` and ``utilization_mapper``."""
+    fus = doc["adg"]["shape"][0] * doc["adg"]["shape"][1]
+    best = {r["name"]: r for r in evidence.layer_evidence(doc["mapping"], doc.get("sim"), fus)}
+    return [{**e, "cycles": best[e["name"]]["cycles"], "utilization": best[e["name"]]["utilization"],
+             "source": best[e["name"]]["source"], "cycles_mapper": e.get("cycles"),
+             "utilization_mapper": e.get("utilization")} if e["name"] in best else e for e in layers]
 
 
 # ---------------------------------------------------------------- sections
@@ -221,11 +249,23 @@ def _summary(h: dict, doc: dict) -> str:
     share = 1 - mapped_macs / macs if macs else 0.0
     scope = (f'<span class="scope">mapped layers only: {_pct(share)} of the MACs are in unmappable layers</span>'
              if h.get("layers_unmappable") else '<span class="scope">all layers</span>')
+    source = _e(h.get("cycles_source", "?"))
+    bound = (f"; the mapper's roofline: {_int(h.get('mapper_cycles'))} cycles (these are "
+             f"{h['mapper_gap']:.2f}x it)" if h.get("mapper_gap") is not None else "")
+    rate = (f"{h['gops']:,.2f} GOP/s" if h.get("gops") is not None else f"{h.get('ops_per_cycle', 0):,.2f} ops/cycle")
+    rate_sub = (f"at {h['clock_mhz']:g} MHz (arch.clock_mhz), 2 ops per MAC; " if h.get("gops") is not None
+                else "per cycle (no clock known), 2 ops per MAC; ")
+    bound_util = (f"; mapper's roofline {_e(_pct(h.get('mapper_utilization')))}"
+                  if h.get("mapper_utilization") is not None else "")
     cards = [
+        _card("Latency", f"{_int(h.get('cycles'))}", f"cycles, {source}{bound}; " + scope),
+        _card("Utilization", _e(_pct(h.get("utilization"))),
+              f"MACs / (cycles \u00d7 {rows}x{cols} FUs), {source}{bound_util}"),
+        _card("Throughput", _e(rate), rate_sub + source),
         _card("Energy", _e(_energy(h.get("energy_pj"))),
-              (f"{(h.get('energy_pj') or 0) / mapped_macs:.2f} pJ per mapped MAC; " if mapped_macs else "") + scope),
-        _card("Latency", f"{_int(h.get('cycles'))}", "cycles; " + scope),
-        _card("Utilization", _e(_pct(h.get("utilization"))), f"of {rows}x{cols} FUs, MAC-weighted"),
+              f"{_e(h.get('energy_source', evidence.ENERGY_SOURCE))}; "
+              + (f"{(h.get('energy_pj') or 0) / mapped_macs:.2f} pJ per mapped MAC; " if mapped_macs else "") + scope),
+        _card("Simulated MACs", _e(_share(h.get("coverage"))), _e(evidence.coverage_text(h.get("coverage") or {}))),
         _card("Layers mapped", _int(h.get("layers_mapped")),
               f"{_int(h.get('layers_unmappable'))} unmappable, {_int(h.get('unmapped_ops', 0))} ops without a unit"),
         _card("MACs", _e(_si(h.get("macs"))), _int(h.get("macs"))),
@@ -257,11 +297,11 @@ def _summary(h: dict, doc: dict) -> str:
 
 
 def _layers(layers: list[dict], mapped: list[dict], points: dict, doc: dict) -> str:
-    num = {0, 3, 5, 6, 7, 8, 9, 10}
+    num = {0, 3, 5, 6, 8, 9, 10, 11, 12}
     totals = doc["mapping"].get("totals", {})
     unit, scale = plots.energy_unit(totals.get("energy_pj", 0.0))
-    head = ["#", "layer", "op", "\u00d7", "dataflow", "MACs", "cycles", f"energy ({unit})", "util.",
-            "MACs / DRAM B", "gap"]
+    head = ["#", "layer", "op", "\u00d7", "dataflow", "MACs", "cycles", "source", "mapper's roofline",
+            f"energy ({unit})", "util.", "MACs / DRAM B", "gap"]
     rows = []
     for i, e in enumerate(layers, 1):
         if e.get("status") == "mapped":
@@ -269,22 +309,27 @@ def _layers(layers: list[dict], mapped: list[dict], points: dict, doc: dict) -> 
             oi = p.get("intensity")
             rows.append(_row([str(i), _e(e["name"]), _e(e.get("op", "?")), _int(e.get("count", 1)),
                               _e(e.get("dataflow") or f"({e.get('unrolling', '-')})"), _int(e.get("macs")),
-                              _int(e.get("cycles")),
+                              _int(e.get("cycles")), _e(evidence.SOURCE_LABELS.get(e.get("source"), "?")),
+                              _int(e.get("cycles_mapper")),
                               f"{e.get('energy_pj', 0) / scale:,.2f}", _e(_pct(e.get("utilization"))),
                               f"{oi:,.1f}" if oi else "-", _e(_pct(e["gap"])) if "gap" in e else "-"], num))
         else:
             rows.append(f'<tr class="bad"><td class="n">{i}</td><td>{_e(e["name"])}</td><td>{_e(e.get("op", "?"))}'
-                        f'</td><td class="n">{_int(e.get("count", 1))}</td><td colspan="7">'
+                        f'</td><td class="n">{_int(e.get("count", 1))}</td><td colspan="9">'
                         f'{_e(e.get("status", "?"))}: {_e(e.get("reason", ""))}</td></tr>')
     total = "total" if len(mapped) == len(layers) else "total (mapped layers only)"
     rows.append(_row(["", total, "", _int(sum(e.get("count", 1) for e in mapped)), "",
-                      _int(totals.get("macs")), _int(totals.get("cycles")),
-                      f"{totals.get('energy_pj', 0) / scale:,.2f}", "", "",
+                      _int(totals.get("macs")), _int(sum(e["cycles"] * e.get("count", 1) for e in mapped)), "",
+                      _int(totals.get("cycles")), f"{totals.get('energy_pj', 0) / scale:,.2f}", "", "",
                       _e(_pct(totals["gap"])) if "gap" in totals else ""], num, "total"))
     parts = ['<p class="note">Array layers in network order; cycles and energy are per instance '
-             "(\u00d7 repeats), the bars count every repeat. Gap: 1 - the layer's lower bound (MACs, each "
-             "touched element once per memory level, every PE busy) / what the mapper found, for its objective "
-             "(lego_build.mapping.bounds).</p>",
+             "(\u00d7 repeats), the bars count every repeat. Cycles from the best evidence: measured in RTL "
+             "where the layer ran whole, else the memory system's latency model, else the mapper's roofline; "
+             "the mapper's roofline (shown beside) is its per-tile figure, without the tile loads and stores the "
+             "hardware waits for; utilization and the "
+             "roofline plot use the same cycles; energy: the cost model's. Gap: 1 - the layer's lower bound (MACs, "
+             "each touched element once per memory level, every PE busy) / what the mapper found, for its "
+             "objective (lego_build.mapping.bounds).</p>",
              _table(head, rows, num)]
     unmapped = doc["analysis"].get("unmapped", [])
     if unmapped:
@@ -330,7 +375,8 @@ def _utilization(mapped: list[dict], h: dict) -> str:
     if not mapped:
         return _section("utilization", '<p class="note">No mapped layers.</p>')
     low = [e for e in mapped if e.get("utilization", 0) < 0.5]
-    note = (f'<p class="note">Network utilization {_e(_pct(h.get("utilization")))}: MACs / (array steps \u00d7 FUs). '
+    note = (f'<p class="note">Network utilization {_e(_pct(h.get("utilization")))}: MACs / (cycles \u00d7 FUs), '
+            f"the cycles {_e(h.get('cycles_source', '?'))}. "
             f"{len(low)} of {len(mapped)} layers use less than half of the array.</p>")
     return _section("utilization", note + "\n" + _figure(plots.utilization_svg(mapped, h.get("utilization"))))
 
@@ -436,12 +482,14 @@ def _passes(passes_doc: dict | None) -> str:
     return _section("passes", body)
 
 
-def _simulation(sim: dict | None) -> str:
+def _simulation(sim: dict | None, cov: dict | None = None) -> str:
     if sim is None:
         return _section("simulation", '<p class="note">No sim/result.json.</p>')
     status = str(sim.get("status", "unknown"))
     badge = status if status in ("pass", "fail", "skipped") else "unknown"
     parts = [f'<p>Verdict: <span class="badge {badge}">{_e(status)}</span></p>']
+    if cov:
+        parts.append(f'<p class="note">Coverage: {_e(evidence.coverage_text(cov))}.</p>')
     kv = []
     if status == "skipped":
         kv.append(("Reason", _e(sim.get("reason", "-"))))
@@ -535,7 +583,7 @@ def render_html(design_dir: Path, dram_bytes_per_cycle: float | None = None, sum
     if summary is not None:
         doc["summary"] = summary
     h = headline(design_dir, doc)
-    layers = _ordered_layers(doc["mapping"], doc["analysis"])
+    layers = evidenced(_ordered_layers(doc["mapping"], doc["analysis"]), doc)
     mapped = [e for e in layers if e.get("status") == "mapped"]
     final_bits = doc["adg"].get("operand_bits") or 8
     pts = plots.roofline_points(mapped, doc["analysis"], final_bits)
@@ -548,7 +596,7 @@ def render_html(design_dir: Path, dram_bytes_per_cycle: float | None = None, sum
         _roofline(pts, doc, dram_bytes_per_cycle),
         _adg(doc["adg"]),
         _passes(doc.get("passes")),
-        _simulation(doc.get("sim")),
+        _simulation(doc.get("sim"), h.get("coverage")),
     ]
     nav = "".join(f'<a href="#{k}">{_e(t)}</a>' for k, t in SECTIONS)
     sub = (f"{_e(h.get('arch'))} {h['array'][0]}x{h['array'][1]} running {_e(h.get('workload'))} \u00b7 mapper "

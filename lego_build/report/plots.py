@@ -61,11 +61,12 @@ def fmt3(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}" if abs(v) >= 10 else f"{v:.2f}"
 
 
-def to_svg(fig: Figure, prefix: str) -> str:
-    """``fig`` as an ``<svg>`` element for inline HTML, its ids prefixed with ``prefix``."""
+def to_svg(fig: Figure, prefix: str, tight: bool = False) -> str:
+    """``fig`` as an ``<svg>`` element for inline HTML, its ids prefixed with ``prefix``; ``tight``:
+    cropped to what is drawn, texts outside the figure included (a key below the axes)."""
     buf = io.StringIO()
     with matplotlib.rc_context(RC):
-        fig.savefig(buf, format="svg", metadata=METADATA)
+        fig.savefig(buf, format="svg", metadata=METADATA, **({"bbox_inches": "tight"} if tight else {}))
     svg = buf.getvalue()
     svg = svg[svg.index("<svg"):]
     svg = re.sub(r"<!--.*?-->\s*", "", svg, flags=re.S)

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lego_build.config.compose import design_id
+from lego_build.config.compose import design_id, workload_label
 from lego_build.config.schema import LegoConfig
 from lego_build.ir.artifacts import Summary
+from lego_build.report import evidence
 from lego_build.runtime.artifacts import json_object, read_artifact
 
 #: what the report reads, by the names its tables use
@@ -55,19 +56,19 @@ def fu_summary(adg: dict) -> dict:
 
 
 def summarize(cfg: LegoConfig, doc: dict, design_dir: Path | None = None) -> dict:
-    """The key figures. Energy, cycles and pJ per MAC cover the mapped layers only;
-    ``unmappable_mac_share`` says how much of the workload's MACs that leaves out."""
+    """The key figures. The headline cycles, utilization and throughput come from each layer's best
+    evidence (:mod:`lego_build.report.evidence`); energy is the cost model's. Every figure covers
+    the mapped layers only; ``unmappable_mac_share`` says how much of the workload's MACs that leaves out."""
     totals = doc["mapping"]["totals"]
     final = doc["passes"]["passes"][-1]
-    mapped = [e for e in doc["mapping"]["layers"] if e["status"] == "mapped"]
-    array_cycles = sum(e["steps"] * e["count"] for e in mapped)
     fus = doc["adg"]["shape"][0] * doc["adg"]["shape"][1]
     sim = doc["sim"]
     macs, macs_mapped = doc["analysis"]["totals"]["macs"], totals["macs"]
+    head = evidence.headline(doc["mapping"], sim, fus, cfg.arch.clock_mhz)
     return {
         "design": design_id(cfg),
         "arch": cfg.arch.name,
-        "workload": cfg.workload.name,
+        "workload": workload_label(cfg),
         "mapper": cfg.mapper.name,
         "optimizer": cfg.optimizer.name,
         "target": cfg.target.name,
@@ -83,12 +84,11 @@ def summarize(cfg: LegoConfig, doc: dict, design_dir: Path | None = None) -> dic
         "energy_pj": totals["energy_pj"],
         "energy_by_level_pj": totals.get("energy_by_level_pj", {}),
         "energy_by_tensor_pj": totals.get("energy_by_tensor_pj", {}),
-        "cycles": totals["cycles"],
-        # end to end (seed 004 §6.2): the array layers by the memory system's latency model where
-        # there is one (else the mapper's figure), plus the PPU passes
-        "cycles_end_to_end": totals.get("cycles_model", totals["cycles"]) + totals.get("ppu", {}).get("cycles", 0),
+        **head,
+        "coverage": evidence.coverage(doc["mapping"], sim, macs),
+        # end to end (seed 004 §6.2): the array layers' headline cycles plus the PPU passes
+        "cycles_end_to_end": head["cycles"] + totals.get("ppu", {}).get("cycles", 0),
         "energy_end_to_end_pj": totals.get("end_to_end_energy_pj", totals["energy_pj"]),
-        "utilization": round(totals["macs"] / (array_cycles * fus), 6) if array_cycles else 0.0,
         "register_bits": final["register_bits"],
         "pipeline_latency": final["latency"],
         "simulation": sim.get("status"),
@@ -102,6 +102,44 @@ def summarize(cfg: LegoConfig, doc: dict, design_dir: Path | None = None) -> dic
         **({"area_mm2": sim["asic"]["area_mm2"], "fmax_mhz": sim["asic"]["fmax_mhz"],
             "power_mw": sim["asic"]["power_total_mw"]} if "asic" in sim else {}),
     }
+
+
+def headline_lines(summary: dict) -> list[str]:
+    """The headline bullets of ``report.md``: cycles, utilization and throughput with their source,
+    the mapper's roofline beside them, energy (the cost model's) and the simulated coverage."""
+    covers = ("all layers" if not summary["layers_unmappable"] else
+              f"mapped layers only, {summary['unmappable_mac_share']:.1%} of the MACs are in unmappable layers")
+    rate = (f"{summary['gops']:,.2f} GOP/s at {summary['clock_mhz']:g} MHz (arch.clock_mhz)"
+            if summary.get("gops") is not None else f"{summary['ops_per_cycle']:,.2f} ops per cycle (no clock)")
+    lines = [f"* cycles **{summary['cycles']:,}** ({summary['cycles_source']}), array utilization "
+             f"**{summary['utilization']:.1%}** (MACs / (cycles x {summary['array'][0] * summary['array'][1]} FUs)), "
+             f"{rate} (2 ops per MAC): {covers}"]
+    if summary.get("mapper_gap") is not None:
+        lines.append(f"* the mapper's roofline: {summary['mapper_cycles']:,} cycles, "
+                     f"{summary['mapper_utilization']:.1%} utilization (its per-tile figure, without the tile loads "
+                     f"and stores the hardware waits for): the cycles above are {summary['mapper_gap']:.2f}x it")
+    lines += [f"* energy {summary['energy_pj'] / 1e6:.3f} uJ ({summary['energy_source']}; "
+              f"{summary['pj_per_mac']:.2f} pJ per mapped MAC)",
+              f"* simulated: {evidence.coverage_text(summary['coverage'])}"]
+    return lines
+
+
+def layer_lines(doc: dict, summary: dict) -> list[str]:
+    """The ``Layers`` table: per layer its best-evidence cycles and their source, the mapper's roofline."""
+    fus = summary["array"][0] * summary["array"][1]
+    best = {r["name"]: r for r in evidence.layer_evidence(doc["mapping"], doc["sim"], fus)}
+    lines = ["| layer | op | x | status | MACs | cycles | source | util. | mapper's roofline | energy (nJ) | gap |",
+             "|---|---|---:|---|---:|---:|---|---:|---:|---:|---:|"]
+    for e in doc["mapping"]["layers"]:
+        if e["status"] == "mapped":
+            b = best[e["name"]]
+            gap = f"{e['gap']:.1%}" if "gap" in e else "-"
+            lines.append(f"| {e['name']} | {e['op']} | {e['count']} | mapped | {e['macs']:,} | {b['cycles']:,} | "
+                         f"{evidence.SOURCE_LABELS[b['source']]} | {b['utilization']:.0%} | {e['cycles']:,} | "
+                         f"{e['energy_pj'] / 1e3:.1f} | {gap} |")
+        else:
+            lines.append(f"| {e['name']} | {e['op']} | {e['count']} | {e['reason']} | | | | | | | |")
+    return lines
 
 
 def asic_lines(a: dict) -> list[str]:
@@ -172,11 +210,8 @@ def render_markdown(summary: dict, doc: dict) -> str:
         "",
         f"* {summary['layers_mapped']} array layers mapped, {summary['layers_unmappable']} unmappable, "
         f"{summary['unmapped_ops']} operators without a unit",
-        f"* energy {summary['energy_pj'] / 1e6:.3f} uJ ({summary['pj_per_mac']:.2f} pJ per mapped MAC), "
-        f"{summary['cycles']:,} cycles, array utilization {summary['utilization']:.1%}: "
-        + ("all layers" if not summary["layers_unmappable"] else
-           f"mapped layers only, {summary['unmappable_mac_share']:.1%} of the MACs are in unmappable layers"),
-        *([f"* lower bound {mapping['totals']['bound']['energy_pj'] / 1e6:.3f} uJ, "
+        *headline_lines(summary),
+        *([f"* mapping search: lower bound {mapping['totals']['bound']['energy_pj'] / 1e6:.3f} uJ, "
            f"{mapping['totals']['bound']['cycles']:,} cycles: optimality gap {mapping['totals']['gap']:.1%} "
            f"({mapping.get('objective', '?')}; lego_build.mapping.bounds)"] if "gap" in mapping["totals"] else []),
         "* energy by level: " + ", ".join(f"{k} {v / 1e6:.3f} uJ" for k, v in summary["energy_by_level_pj"].items()),
@@ -190,16 +225,12 @@ def render_markdown(summary: dict, doc: dict) -> str:
         "",
         "## Layers",
         "",
-        "| layer | op | x | status | MACs | cycles | energy (nJ) | util. | gap |",
-        "|---|---|---:|---|---:|---:|---:|---:|---:|",
+        "Cycles per instance (x: repeats) from the best evidence: measured in RTL where the layer ran whole, "
+        "else the memory system's latency model, else the mapper's roofline (shown beside: its per-tile figure, "
+        "without the tile loads and stores the hardware waits for). Energy: the cost model's.",
+        "",
+        *layer_lines(doc, summary),
     ]
-    for e in mapping["layers"]:
-        if e["status"] == "mapped":
-            gap = f"{e['gap']:.1%}" if "gap" in e else "-"
-            lines.append(f"| {e['name']} | {e['op']} | {e['count']} | mapped | {e['macs']:,} | {e['cycles']:,} | "
-                         f"{e['energy_pj'] / 1e3:.1f} | {e['utilization']:.0%} | {gap} |")
-        else:
-            lines.append(f"| {e['name']} | {e['op']} | {e['count']} | {e['reason']} | | | | | |")
     unmapped = doc["analysis"]["unmapped"]
     if unmapped:
         lines += ["", "Operators with no unit: " + ", ".join(f"{u['name']} ({u['op']})" for u in unmapped)]
@@ -239,8 +270,9 @@ def render_markdown(summary: dict, doc: dict) -> str:
             f"against exact arithmetic (data {', '.join(sim['data'])}; seed {sim['seed']}), "
             f"lint {sim.get('lint', 'not run')}",
             f"* cycles: {net['cycles']} measured in RTL, {net['cycles_predicted']} predicted by the latency model "
-            f"(error {net['error']:+.1%}, worst layer {net['max_layer_error']:.1%}); the array waited "
-            f"{net['load_wait']} cycles for loads and {net['store_wait']} for stores",
+            f"(error {net['error']:+.1%}, worst layer {net['max_layer_error']:.1%}; one instance of each layer); "
+            f"the array waited {net['load_wait']} cycles for loads and {net['store_wait']} for stores",
+            f"* coverage: {evidence.coverage_text(summary['coverage'])}",
             "",
             "| layer | kind | dataflow | PPU | tiles | outputs | mismatches | cycles measured | predicted | error "
             "| mapper | load wait | store wait | KB read | KB written | utilization |",
@@ -257,6 +289,8 @@ def render_markdown(summary: dict, doc: dict) -> str:
             f"* verdict: **{sim['status']}** on {len(sim['tiles'])} tiles, one Verilator build: {sim['outputs']} "
             f"outputs, {sim['mismatches']} mismatches against exact arithmetic (data: "
             f"{', '.join(sim.get('data', ['random']))}; seed {sim['seed']}), lint {sim.get('lint', 'not run')}",
+            f"* coverage: {evidence.coverage_text(summary['coverage'])}; the headline cycles are not from these "
+            "tiles (target.scope=layers or network runs whole layers in RTL)",
             "",
             "| layer | kind | dataflow | tile | offset | outputs | mismatches | cycles simulated | cycles predicted |",
             "|---|---|---|---|---|---:|---:|---:|---:|",

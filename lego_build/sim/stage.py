@@ -32,7 +32,7 @@ from lego_build.ir.dag import DelaySpec
 from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.testdata import EXTREMES
-from lego_build.ir.workload import Kernel
+from lego_build.ir.workload import Kernel, layer_kind
 from lego_build.mapping.tiles import edge_tile, fit_tile, reduction_tile, window
 from lego_build.runtime.artifacts import read_artifact, write_artifact
 from lego_build.runtime.atomic import install_file, replace_dir, temp_for
@@ -58,17 +58,6 @@ def script_for(hm: HostMap, words, banks) -> str:
         lines += [f"W {index[bank.tensor]} {bank.lane} {a} {int(v) & mask}" for a, v in enumerate(bank.words)]
     lines.append("S")
     return "\n".join(lines) + "\n"
-
-
-def layer_kind(kernel: Kernel) -> str:
-    """``conv`` (k x k, dense), ``depthwise`` (grouped), ``pointwise`` (1x1), ``matmul`` (fc, attention),
-    ``tensor`` (MTTKRP, TTMc)."""
-    bounds = {d.name: d.bound for d in kernel.dims}
-    if kernel.name == "conv2d":
-        if bounds["g"] > 1:
-            return "depthwise"
-        return "pointwise" if bounds["kh"] == bounds["kw"] == 1 else "conv"
-    return "matmul" if kernel.name == "gemm" else "tensor"
 
 
 @dataclass(frozen=True)
@@ -118,28 +107,31 @@ def nothing_to_simulate(mapping: MappingDoc) -> StageError:
 
 
 def representative_tiles(mapping: MappingDoc, layers, adg: ADG, target) -> list[Tile]:
-    """The first mapped layer of each kind present (first conv, a depthwise conv, a 1x1 conv,
-    an fc/matmul, ...), in network order, each lowered to the array's family, as the mapper's
+    """The first mapped layer of each kind present (:func:`layer_kind`: conv, grouped, depthwise,
+    1x1, fc/matmul, ...), in network order, each lowered to the array's family, as the mapper's
     controller-level tile (clipped further if it exceeds ``target.tile_steps``), and run with
     the dataflow the mapper chose for its layer; plus the last (``edge``) tile of the first
-    layer that needs several, with remainder bounds (Ruby's partial last tile)."""
+    layer whose last tile has remainder bounds (Ruby's partial last tile: a layer that divides
+    evenly into tiles has none, :func:`.tiles.edge_tile`)."""
     mapped = runnable(mapping, adg)
     epilogue = epilogues(layers)
     tiles: dict[str, Tile] = {}
     for entry, kernel in layers:
-        if entry["name"] not in mapped or kernel is None or layer_kind(kernel) in tiles:
+        if entry["name"] not in mapped or kernel is None:
             continue
+        kind = layer_kind(kernel)
+        if kind in tiles and "edge" in tiles:
+            continue
+        row = mapped[entry["name"]]
         lowered = lower(kernel, adg.kernel)
-        mapping = Mapping.from_json(mapped[entry["name"]]["mapping"])
-        tile, tile_mapping = fit_tile(lowered, mapping, adg.capacities(mapped[entry["name"]]["dataflow"]),
-                                      target.tile_steps,
-                                      mapped[entry["name"]].get("tile"))
-        tiles[layer_kind(kernel)] = Tile(entry["name"], layer_kind(kernel), tile, tile_mapping,
-                                         mapped[entry["name"]]["dataflow"], epilogue[entry["name"]])
+        tile, tile_mapping = fit_tile(lowered, Mapping.from_json(row["mapping"]), adg.capacities(row["dataflow"]),
+                                      target.tile_steps, row.get("tile"))
+        if kind not in tiles:
+            tiles[kind] = Tile(entry["name"], kind, tile, tile_mapping, row["dataflow"], epilogue[entry["name"]])
         edge = edge_tile(lowered, tile, tile_mapping) if "edge" not in tiles else None
-        if edge is not None:  # the same layer's last tile: remainder bounds in every dim
-            tiles["edge"] = Tile(entry["name"], "edge", edge[0], edge[1], mapped[entry["name"]]["dataflow"],
-                                 epilogue[entry["name"]], tuple(edge[2].items()))
+        if edge is not None:  # the layer's last tile: remainder bounds where a dim does not divide evenly
+            tiles["edge"] = Tile(entry["name"], "edge", edge[0], edge[1], row["dataflow"], epilogue[entry["name"]],
+                                 tuple(edge[2].items()))
     if not tiles:
         raise nothing_to_simulate(mapping)
     return list(tiles.values())
@@ -369,10 +361,11 @@ def simulate(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     }
 
 
-def scope_layers(cfg: LegoConfig, mapping: MappingDoc, layers, adg: ADG) -> list[tuple[dict, Kernel, tuple]]:
+def scope_layers(cfg: LegoConfig, mapping: MappingDoc, layers, adg: ADG) -> list[tuple[dict, Kernel, tuple, str]]:
     """The layers ``target.scope`` runs whole: the first of each kind (``layers``) or every
     array layer (``network``, which needs every one mapped), each lowered to the array, with
-    its epilogue (:func:`epilogues`)."""
+    its epilogue (:func:`epilogues`) and its kind (:func:`layer_kind` of the layer as written:
+    a conv lowered to a GEMM stays a conv)."""
     mapped = {e["name"]: e for e in mapping.layers if e["status"] == "mapped"}
     array = [(entry, kernel) for entry, kernel in layers if kernel is not None]
     if cfg.target.scope == "network":
@@ -396,7 +389,8 @@ def scope_layers(cfg: LegoConfig, mapping: MappingDoc, layers, adg: ADG) -> list
     if not chosen:
         raise nothing_to_simulate(mapping)
     after = epilogues(layers)
-    return [(mapped[entry["name"]], lower(kernel, adg.kernel), after[entry["name"]]) for entry, kernel in chosen]
+    return [(mapped[entry["name"]], lower(kernel, adg.kernel), after[entry["name"]], layer_kind(kernel))
+            for entry, kernel in chosen]
 
 
 #: predicted cycles above which the simulator is compiled with optimization (a whole network)
@@ -405,9 +399,9 @@ LONG_RUN = 2_000_000
 
 def _layer_job(job) -> dict:
     """One whole layer: its program, its run on its own process of the simulator, its figures."""
-    hm, sm, adg, entry, kernel, epilogue, data, binary, bw, lat, max_cycles, fus, coverage = job
+    hm, sm, adg, entry, kernel, epilogue, kind, data, binary, bw, lat, max_cycles, fus, coverage = job
     kernel = with_bits(kernel, adg, hm.out_bits)
-    tile = Tile(entry["name"], layer_kind(kernel), kernel, Mapping.from_json(entry["mapping"]), entry["dataflow"])
+    tile = Tile(entry["name"], kind, kernel, Mapping.from_json(entry["mapping"]), entry["dataflow"])
     operands = data.operands(tile, kernel, {t.name: (0,) * len(t.shape) for t in kernel.tensors})
     run = memsys.program(hm, sm, adg, entry["name"], kernel, tile.mapping, entry["dataflow"], operands,
                          entry.get("tile"), adg.acc_wraps, epilogue)
@@ -444,16 +438,16 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     data = data_sources(cfg.target)[0]
     drop_build_tree(design_dir)
     print("simulate: compiling the memory system and array with Verilator ...", flush=True)
-    long_run = sum(entry["cycles"] for entry, _, _ in chosen) > LONG_RUN
+    long_run = sum(entry["cycles"] for entry, *_ in chosen) > LONG_RUN
     bw, lat = cfg.arch.dram_bytes_per_cycle, cfg.arch.dram_latency_cycles
     with scratch(SCRATCH) as work:  # the C++, objects and coverage files: outside out/, removed at the end
         binary = verilator.build(design_dir / "rtl", work, False, top="lego_soc", testbench=soc_tb.testbench(sm),
                                  optimize=long_run, coverage=cfg.target.asic)
         bar = Progress("simulate", len(chosen), lines=True)
-        jobs = [(hm, sm, adg, entry, kernel, epilogue, replace(data, seed=data.seed + i), binary, bw, lat,
+        jobs = [(hm, sm, adg, entry, kernel, epilogue, kind, replace(data, seed=data.seed + i), binary, bw, lat,
                  cfg.target.max_cycles, cfg.arch.rows * cfg.arch.cols,
                  work / f"toggles_{i}" if cfg.target.asic else None)  # each layer's toggles (one process each)
-                for i, (entry, kernel, epilogue) in enumerate(chosen)]
+                for i, (entry, kernel, epilogue, kind) in enumerate(chosen)]
         rows = []
         try:
             if cfg.target.ray_address:

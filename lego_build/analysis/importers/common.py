@@ -32,7 +32,7 @@ from typing import Callable
 
 from lego_build.analysis.kernels import conv2d, gemm
 from lego_build.errors import ConfigError
-from lego_build.ir.workload import Kernel, Layer, Unmapped, Workload
+from lego_build.ir.workload import Kernel, Layer, Unmapped, Workload, conv_op
 
 
 @dataclass(frozen=True)
@@ -203,12 +203,6 @@ TFLITE_ACTIVATION: dict[int, str | None] = {0: None, 1: "relu", 2: "clip", 3: "r
 
 
 # ----------------------------------------------------------------------------- shape helpers
-def conv_op(groups: int, in_ch: int) -> str:
-    if groups > 1 and groups == in_ch:
-        return "depthwise"
-    return "group_conv" if groups > 1 else "conv2d"
-
-
 def same_pads(size: int, k: int, stride: int, dilation: int, lower: bool = False) -> tuple[int, int]:
     """(before, after) padding of SAME convolution: output ``ceil(size / stride)``.
 

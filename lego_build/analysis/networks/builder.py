@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lego_build.analysis.kernels import conv2d, conv_out, gemm
-from lego_build.ir.workload import Layer
+from lego_build.ir.workload import Layer, conv_op
 
 Shape = tuple[int, int, int]  # (channels, height, width) of one image
 
@@ -36,8 +36,7 @@ class NetBuilder:
         c, h, w = shape or self.shape
         kh, kw = (k, k) if isinstance(k, int) else k
         kernel = conv2d(self.batch, c, out_ch, h, w, kh, kw, stride, pad, dilation, groups, self.bits)
-        op = "depthwise" if groups == c and groups > 1 else ("group_conv" if groups > 1 else "conv2d")
-        self.layers.append(Layer(name, op, kernel))
+        self.layers.append(Layer(name, conv_op(groups, c), kernel))
         oh = next(d.bound for d in kernel.dims if d.name == "oh")
         ow = next(d.bound for d in kernel.dims if d.name == "ow")
         self.shape = (out_ch, oh, ow)

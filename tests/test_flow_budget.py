@@ -119,7 +119,7 @@ def test_layers_scope_counts_one_layer_per_kind_and_network_every_layer():
     cfg, bounds = _bounds(["arch=eyeriss", "workload=resnet50", "target.scope=layers"])
     assert len(bounds) == 54
     kinds = budget.scope_bounds(cfg, bounds)
-    assert sorted(b.kind for b in kinds) == ["conv", "pointwise"]
+    assert sorted(b.kind for b in kinds) == ["conv", "matmul", "pointwise"]  # the fc layer as written
     assert all(b.cycles == min(c.cycles for c in bounds if c.kind == b.kind) for b in kinds)
     net = compose(["arch=eyeriss", "workload=resnet50", "target.scope=network", "arch.dram_bytes_per_cycle=0.05"])
     with pytest.raises(BudgetError, match=r"^target.scope=network: layer layer4.0.conv2 needs at least [\d,]+ cycles "

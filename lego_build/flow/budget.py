@@ -38,7 +38,7 @@ from math import ceil
 
 from lego_build.errors import BudgetError
 from lego_build.ir.testdata import GOLDEN_CHUNK
-from lego_build.ir.workload import LAYER_KINDS
+from lego_build.ir.workload import LAYER_KINDS, layer_kind
 
 #: map-stage seconds per distinct layer and dataflow, and per offered tile extent (dim x level)
 MAP_S_PER_LAYER = 0.3
@@ -165,7 +165,6 @@ def layer_bounds(cfg, workload) -> list[LayerBound]:
     """Per layer ``target.scope`` may run whole (every array layer that lowers to ``arch.family``),
     in network order, a lower bound on its cycles through the memory system."""
     from lego_build.analysis.lowering import lower
-    from lego_build.ir.workload import layer_kind
 
     arch, fus = cfg.arch, cfg.arch.rows * cfg.arch.cols
     out = []
@@ -178,7 +177,7 @@ def layer_bounds(cfg, workload) -> list[LayerBound]:
         # the DRAM model's bucket may hold two beats before the first request
         moving = ceil(max(0, dram - 2 * arch.axi_data_bits // 8) / arch.dram_bytes_per_cycle)
         compute = -(-kernel.macs // fus)
-        out.append(LayerBound(layer.name, layer_kind(kernel), kernel.macs, elements, dram, compute, moving,
+        out.append(LayerBound(layer.name, layer_kind(layer.kernel), kernel.macs, elements, dram, compute, moving,
                               max(compute, moving) + arch.dram_latency_cycles))
     return out
 

@@ -84,6 +84,7 @@ def host_map(dag: DAG, bus_bits: int = 0) -> HostMap:
     (0: none, one bank row per DMA write)."""
     ins = tuple(b.tensor for b in dag.buffers if b.role == "in")
     (out,) = (b for b in dag.buffers if b.role == "out")
+    reads = {n.name for n in dag.nodes if n.kind == "read"}  # a set: a 32x32 array schedules 7,549 nodes
     hm = HostMap(
         levels=dag.levels,
         reduction_levels=dag.reduction_levels,
@@ -107,7 +108,7 @@ def host_map(dag: DAG, bus_bits: int = 0) -> HostMap:
         lanes=tuple(dag.buffer(t).lanes for t in (*ins, out.tensor)),
         fill_rows=fill_rows(dag, bus_bits) if bus_bits else (),
         packs=tuple(dag.buffer(t).packs for t in (*ins, out.tensor)) if all(b.packs for b in dag.buffers) else (),
-        read_drain=min(max(dag.latency, 1) + 1, max(d for n, d in dag.schedule if dag.node(n).kind == "read") + 1),
+        read_drain=min(max(dag.latency, 1) + 1, max(d for n, d in dag.schedule if n in reads) + 1),
     )
     return replace(hm, cfg_addr_bits=clog2(hm.n_regs))
 

@@ -148,3 +148,39 @@ def test_whole_layers_measure_every_module_memory_system_included(tmp_path):
     assert run["layer"] == layer["layer"] and run["cycles"] == layer["cycles"] and run["macs"] == layer["macs"]
     assert math.isclose(run["energy_nj"], a["power_total_mw"] * layer["cycles"] / a["power_mhz"], rel_tol=1e-4)
     assert a["model_check"]["runs"] == 1 and a["model_check"]["macs"] == layer["macs"]
+
+
+def test_a_synthesis_of_the_same_verilog_is_taken_from_the_netlist_cache(tmp_path, monkeypatch):
+    """The two Yosys runs (hierarchical, flattened) are keyed by content: the same Verilog again
+    (another build of the same arch) takes the cached netlists, Yosys not run, the same figures; a
+    changed module synthesises again. A wrapper counts the Yosys runs (it passes ``-V`` through)."""
+    from lego_build.sim.asic import implement
+
+    monkeypatch.setenv("LEGO_CACHE_DIR", str(tmp_path / "cache"))
+    log = tmp_path / "runs.log"
+    wrapper = tmp_path / "yosys"
+    wrapper.write_text(f"#!/bin/sh\n[ \"$1\" = -V ] || echo run >> {log}\nexec {shutil.which('yosys')} \"$@\"\n")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("LEGO_QFLOW_YOSYS", str(wrapper))
+    rtl = tmp_path / "rtl"
+    rtl.mkdir()
+    (rtl / "filelist.f").write_text("mac.v\n")
+
+    def design(width: int) -> None:
+        (rtl / "mac.v").write_text(
+            f"module mac(input clk, input [{width - 1}:0] a, input [{width - 1}:0] b, output reg [15:0] y);\n"
+            "  always @(posedge clk) y <= y + a * b;\nendmodule\n")
+
+    def run(name: str) -> dict:
+        return implement(rtl, [], "osu018", 100, 0.1, tmp_path / name, top="mac")
+
+    runs = lambda: len(log.read_text().splitlines()) if log.exists() else 0  # noqa: E731
+    design(4)
+    first = run("a")
+    assert runs() == 2 and (tmp_path / "cache" / "netlists").is_dir()
+    again = run("b")
+    assert runs() == 2  # nothing synthesised
+    assert again == first
+    design(5)
+    other = run("c")
+    assert runs() == 4 and other["area_um2"] != first["area_um2"]

@@ -34,16 +34,22 @@ The flow, on ``lego_soc`` (the array and its memory system), buffer banks as SRA
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import math
+import os
 import re
+import shutil
 import subprocess
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from lego_build.errors import StageError
 from lego_build.runtime.tools import require_tool
+from lego_build.runtime.userdirs import cache_root
 from lego_build.sim.yosys import rtl_sources
 
 QFLOW_TECH = Path("/usr/share/qflow/tech")  # Debian's qflow-tech-* packages
@@ -150,23 +156,82 @@ def sram_macro(width: int, depth: int, lib: Library) -> dict:
     return {"area_um2": area, "read_pj": energy, "write_pj": energy, "leakage_nw": bits * 6 * inv / 2}
 
 
+#: what a synthesis leaves in its directory for the steps after it
+NETLIST_FILES = ("stat.txt", "netlist.v", "netlist.json")
+
+
 def _yosys(rtl: Path, files: list[str], banks: list[str], lib: Library, top: str, flat: bool, out: Path) -> None:
+    """Synthesise ``top`` to ``lib``'s cells into ``out`` (:data:`NETLIST_FILES`), or take the
+    netlists of an earlier synthesis of the same Verilog, library, options and Yosys
+    (:func:`_netlist_key`: a ``target.seed`` or ``target.scope`` change, a calibration after a build,
+    another design directory of the same arch), which the cache root keeps
+    (:func:`lego_build.runtime.userdirs.cache_root`, ``netlists/``)."""
+    yosys = require_tool("LEGO_QFLOW_YOSYS", ("yosys",), INSTALL)
     abc = out / "abc.script"
     abc.write_text(ABC_SCRIPT)
-    steps = [
-        f"read_verilog {' '.join(str(rtl / f) for f in files)}",
-        *([f"blackbox {' '.join(banks)}"] if banks else []),
-        f"hierarchy -top {top}", f"synth -top {top}{' -flatten' if flat else ''}",
-        f"dfflibmap -liberty {lib.path}", f"abc -liberty {lib.path} -script {abc}",
-        "opt_clean -purge", "setundef -zero", "splitnets -ports", "opt_clean",
-        f"tee -q -o {out / 'stat.txt'} stat -liberty {lib.path}",
-        f"write_verilog -noattr -noexpr -nohex -nodec {out / 'netlist.v'}", f"write_json {out / 'netlist.json'}"]
-    script = "; ".join(steps)
-    proc = subprocess.run([require_tool("LEGO_QFLOW_YOSYS", ("yosys",), INSTALL), "-q", "-p", script],
-                          capture_output=True, text=True)
+
+    def steps(src: str, dst: str) -> list[str]:
+        return [
+            f"read_verilog {' '.join(f'{src}/{f}' for f in files)}",
+            *([f"blackbox {' '.join(banks)}"] if banks else []),
+            f"hierarchy -top {top}", f"synth -top {top}{' -flatten' if flat else ''}",
+            f"dfflibmap -liberty {lib.path}", f"abc -liberty {lib.path} -script {dst}/abc.script",
+            "opt_clean -purge", "setundef -zero", "splitnets -ports", "opt_clean",
+            f"tee -q -o {dst}/stat.txt stat -liberty {lib.path}",
+            f"write_verilog -noattr -noexpr -nohex -nodec {dst}/netlist.v", f"write_json {dst}/netlist.json"]
+
+    cached = _netlist_dir(_netlist_key(yosys, steps("<rtl>", "<out>"), [rtl / f for f in files], lib))
+    if cached is not None and all((cached / f).is_file() for f in NETLIST_FILES):
+        for f in NETLIST_FILES:
+            shutil.copyfile(cached / f, out / f)
+        return
+    proc = subprocess.run([yosys, "-q", "-p", "; ".join(steps(str(rtl), str(out)))], capture_output=True, text=True)
     if proc.returncode != 0 or not (out / "netlist.json").exists():
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise StageError(f"yosys (standard cells) failed: {tail[0]}")
+    if cached is not None:
+        _store_netlists(out, cached)
+
+
+@functools.cache
+def _tool_version(tool: str) -> str:
+    try:
+        return subprocess.run([tool, "-V"], capture_output=True, text=True).stdout
+    except OSError:
+        return ""
+
+
+def _netlist_key(yosys: str, steps: list[str], sources: list[Path], lib: Library) -> str:
+    """The content key of a synthesis: Yosys's resolved path and version, its script (paths
+    written as placeholders), the ABC script, the Liberty file's and every Verilog file's bytes."""
+    h = hashlib.sha256()
+    for part in (str(Path(yosys).resolve()), _tool_version(yosys), "\n".join(steps), ABC_SCRIPT):
+        h.update(part.encode() + b"\0\1")
+    for path in (lib.path, *sources):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0\1")
+    return h.hexdigest()
+
+
+def _netlist_dir(key: str) -> Path | None:
+    root = cache_root()
+    return None if root is None else root / "netlists" / key[:2] / key
+
+
+def _store_netlists(out: Path, cached: Path) -> None:
+    """Keep a synthesis's netlists under its key: written beside, then renamed into place (a
+    concurrent build's copy, or a read-only or full cache, only skips)."""
+    if cached.is_dir():
+        return
+    tmp = None
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{cached.name}.", dir=cached.parent))
+        for f in NETLIST_FILES:
+            shutil.copyfile(out / f, tmp / f)
+        os.replace(tmp, cached)
+    except OSError:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _sta(netlist: Path, lib: Library, tops: list[str], period_ns: float, activity: float) -> dict:

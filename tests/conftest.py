@@ -12,25 +12,31 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 #: the suite's longest xdist scopes (a module, or a class with its own scope), longest first, as
-#: ``pytest --durations`` measured them on two cores. They are collected first and xdist hands
-#: out scopes in collection order (``--no-loadscope-reorder``), so no long scope starts last and
-#: runs alone at the end (xdist's own order, most tests first, put the one-test fuzzer parts and
-#: the two-test thesis sweeps last). Scheduling only: every test runs either way.
+#: ``pytest --junitxml`` measured them on two cores with empty caches (50 to 400 s each). They are
+#: collected first and xdist hands out scopes in collection order (``--no-loadscope-reorder``), so
+#: no long scope starts last and runs alone at the end (xdist's own order, most tests first, put
+#: the one-test fuzzer parts and the two-test thesis sweeps last). Scheduling only: every test
+#: runs either way.
 LONG_SCOPES = (
     "tests/test_sim_stage.py",
+    "tests/test_sim_asic.py",
+    "tests/test_emit_stage.py",
+    "tests/test_sim_memsys.py",
+    "tests/test_presets.py",
     "tests/test_dodo_reliability.py",
     "tests/test_flow_app.py::TestThesisSweeps",
+    "tests/test_readme.py",
+    "tests/test_flow_app.py",
     "tests/test_flow_latency_check.py",
     "tests/test_flow_config_fuzz.py::TestFirstPart",
-    "tests/test_flow_app.py",
-    "tests/test_emit_stage.py",
-    "tests/test_bad_inputs.py",
-    "tests/test_readme.py",
-    "tests/test_flow_app.py::TestRayLauncher",
     "tests/test_flow_config_fuzz.py::TestSecondPart",
-    "tests/test_sim_objcache.py",
-    "tests/test_dodo.py",
+    "tests/test_flow_app.py::TestRayLauncher",
+    "tests/test_fulang_expr.py",
+    "tests/test_benchmarks_quant_fus.py",
     "tests/test_backend_stage.py",
+    "tests/test_dodo.py",
+    "tests/test_flow_tasks.py",
+    "tests/test_bad_inputs.py",
 )
 
 

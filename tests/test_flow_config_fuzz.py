@@ -7,7 +7,7 @@ simulator is covered by the sim tests). An example may end in a clean error, a
 or in a finished build; anything else is a crash and fails the test.
 
 A valid config of random presets, sizes and settings, and in four examples of ten one
-bad override from a list of 32. 500 examples in two parts, each with a fixed seed. A
+bad override from a list of 32. 360 examples in two parts, each with a fixed seed. A
 valid example is built up to a drawn stage: the analysis (40 %), the mapping (30 %),
 the Verilog (20 %) or the report (10 %); arrays above 16 FUs stop after the mapper
 and match delays greedily (graph, LP and plot time grow with the array, the bugs do not;
@@ -38,7 +38,7 @@ from lego_build.flow.validate import validate  # noqa: E402
 # builds and simulates designs: deselect with -m 'not slow' for a quick run
 pytestmark = pytest.mark.slow
 
-EXAMPLES = 500
+EXAMPLES = 360
 PARTS = 2
 MAX_FULL_FUS = 16
 
@@ -94,7 +94,7 @@ BAD = (
 mutation = st.integers(0, 9).flatmap(lambda d: st.just([]) if d < 6 else st.sampled_from(BAD).map(lambda b: [b]))
 #: how far a valid example is built: 0-3 analyze, 4-6 every stage to map (graph and optimize
 #: first: the mapper reads the generated array), 7-8 to emit, 9 also the report (1-3 s of
-#: plots); keeps 500 examples near two minutes
+#: plots); keeps 360 examples near two minutes on two cores
 depth = st.integers(0, 9)
 
 

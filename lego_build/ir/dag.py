@@ -230,6 +230,13 @@ class DAG:
     def inputs_of(self, name: str) -> tuple[Edge, ...]:
         return tuple(e for e in self.edges if e.dst == name)
 
+    def edges_into(self) -> dict[str, tuple[Edge, ...]]:
+        """Every node's input edges at once (:meth:`inputs_of` for all nodes: one pass, not one per node)."""
+        into: dict[str, list[Edge]] = {}
+        for e in self.edges:
+            into.setdefault(e.dst, []).append(e)
+        return {k: tuple(v) for k, v in into.items()}
+
     def start_times(self) -> dict[str, int]:
         return dict(self.schedule)
 

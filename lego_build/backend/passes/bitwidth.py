@@ -29,8 +29,9 @@ def run(dag: DAG, cfg: OptimizerConf) -> DAG:
     order = _topological(dag)
     ranges: dict[str, tuple[int, int]] = {}
     width: dict[str, int] = {n.name: n.width for n in dag.nodes}
+    into = dag.edges_into()
     for node in order:
-        ins = {e.dst_port: ranges.get(e.src) for e in dag.inputs_of(node.name)}
+        ins = {e.dst_port: ranges.get(e.src) for e in into.get(node.name, ())}
         if node.kind == "read":
             half = 1 << (node.width - 1)
             ranges[node.name] = (-half, half - 1)

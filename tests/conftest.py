@@ -1,7 +1,9 @@
-"""Shared pytest set-up: the ``slow`` marker, the repository paths, and one temp directory for
-the run (:func:`pytest_configure`), removed at its end."""
+"""Shared pytest set-up: the ``slow`` marker, the repository paths, the test order (longest
+xdist scopes first, from ``durations.json``) and one temp directory for the run
+(:func:`pytest_configure`), removed at its end."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -11,33 +13,19 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-#: the suite's longest xdist scopes (a module, or a class with its own scope), longest first, as
-#: ``pytest --junitxml`` measured them on two cores with empty caches (50 to 400 s each). They are
-#: collected first and xdist hands out scopes in collection order (``--no-loadscope-reorder``), so
-#: no long scope starts last and runs alone at the end (xdist's own order, most tests first, put
-#: the one-test fuzzer parts and the two-test thesis sweeps last). Scheduling only: every test
-#: runs either way.
-LONG_SCOPES = (
-    "tests/test_sim_stage.py",
-    "tests/test_sim_asic.py",
-    "tests/test_emit_stage.py",
-    "tests/test_sim_memsys.py",
-    "tests/test_presets.py",
-    "tests/test_dodo_reliability.py",
-    "tests/test_flow_app.py::TestThesisSweeps",
-    "tests/test_readme.py",
-    "tests/test_flow_app.py",
-    "tests/test_flow_latency_check.py",
-    "tests/test_flow_config_fuzz.py::TestFirstPart",
-    "tests/test_flow_config_fuzz.py::TestSecondPart",
-    "tests/test_flow_app.py::TestRayLauncher",
-    "tests/test_fulang_expr.py",
-    "tests/test_benchmarks_quant_fus.py",
-    "tests/test_backend_stage.py",
-    "tests/test_dodo.py",
-    "tests/test_flow_tasks.py",
-    "tests/test_bad_inputs.py",
-)
+#: seconds per xdist scope (a module, or a class with a scope of its own) as the last
+#: ``pytest --store-durations`` run measured them (setup, call and teardown of its tests)
+DURATIONS = Path(__file__).with_name("durations.json")
+
+
+def scope_of(nodeid: str) -> str:
+    """xdist's ``--dist loadscope`` scope of a test: its node id up to the last ``::``."""
+    return nodeid.rsplit("::", 1)[0]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--store-durations", action="store_true",
+                     help=f"write each scope's measured seconds to {DURATIONS.name} (the test order reads it)")
 
 
 #: the run's temp directory and the ``TMPDIR`` it replaced, on the controller (xdist's, or the only process)
@@ -55,6 +43,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if hasattr(config, "workerinput"):  # an xdist worker: TMPDIR is already the run's
         return
+    if config.getoption("--store-durations"):
+        config.pluginmanager.register(_Durations(), "lego-durations")
     root = tempfile.mkdtemp(prefix="lego_build-tests-")
     config.stash[RUN_TMP] = (root, os.environ.get("TMPDIR"))
     os.environ["TMPDIR"] = root
@@ -75,9 +65,33 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The long scopes first (:data:`LONG_SCOPES`), the rest in collection order."""
-    rank = {scope: i for i, scope in enumerate(LONG_SCOPES)}
-    items.sort(key=lambda item: rank.get(item.nodeid.rsplit("::", 1)[0], len(rank)))  # xdist's scope
+    """The scopes longest first, as :data:`DURATIONS` measured them (unmeasured ones last, in
+    collection order). xdist hands out scopes in collection order (``--no-loadscope-reorder``), so
+    no long scope starts last and runs alone at the end: longest-first is the classic
+    list-scheduling rule for two workers. Scheduling only: every test runs either way."""
+    seconds = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    items.sort(key=lambda item: -seconds.get(scope_of(item.nodeid), 0.0))
+
+
+class _Durations:
+    """``--store-durations``: sums each report's duration per scope on the controller (xdist
+    forwards the workers' reports) and writes :data:`DURATIONS` when the session ends."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        scope = scope_of(report.nodeid)
+        self.seconds[scope] = self.seconds.get(scope, 0.0) + report.duration
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Merged into the stored figures (a partial run updates the scopes it ran); scopes whose
+        test file is gone are dropped."""
+        stored = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+        merged = {k: v for k, v in {**stored, **self.seconds}.items()
+                  if (REPO_ROOT / k.split("::")[0]).exists()}
+        ranked = sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))
+        DURATIONS.write_text(json.dumps({k: round(v, 1) for k, v in ranked}, indent=1) + "\n")
 
 
 @pytest.fixture(scope="session")

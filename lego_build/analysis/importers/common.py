@@ -259,7 +259,7 @@ class Collector:
              stride: tuple[int, int], pad: tuple[int, int, int, int], dilation: tuple[int, int],
              groups: int) -> Kernel:
         kernel = conv2d(batch, in_ch, out_ch, in_h, in_w, kh, kw, stride, pad, dilation, groups, self.bits)
-        self.layers.append(Layer(name, conv_op(groups, in_ch), kernel))
+        self.layers.append(Layer(name, conv_op(kernel), kernel))
         return kernel
 
     def gemm(self, name: str, op: str, batch: int, m: int, n: int, k: int) -> Kernel:

@@ -7,8 +7,9 @@ from lego_build import compose
 from lego_build.analysis.kernels import conv2d, gemm
 from lego_build.ir.mapping import Schedule
 from lego_build.ir.memory import Hierarchy, MemLevel
+from lego_build.mapping.grid import dim_tiling, positions
 from lego_build.mapping.hierarchy import from_conf, table52_pj
-from lego_build.mapping.model import Model, dim_tiling, positions
+from lego_build.mapping.model import Model
 
 ALL = ("input", "weight", "output")
 

@@ -37,7 +37,7 @@ from typing import Callable, Iterator
 from lego_build.config.schema import MapperConf
 from lego_build.ir.mapping import Schedule, score
 from lego_build.mapping.mapspace import Mapspace, per_dim_spatial
-from lego_build.mapping.model import Evaluation
+from lego_build.mapping.grid import Evaluation
 from lego_build.runtime import stop
 from lego_build.runtime.registry import Registry
 

@@ -177,7 +177,8 @@ def test_arch_keys_describe_operand_registers_and_window_forwarding():
 def test_zigzag_preset_hierarchy():
     arch = compose(["arch=zigzag_eyeriss_like"]).arch
     h = from_conf(arch)
-    assert [lv.name for lv in h.levels] == ["rf_64B_A", "rf_16B", "rf_64B_W", "sram_8KB", "sram_64KB", "sram_1M", "dram"]
+    assert [lv.name for lv in h.levels] == ["rf_64B_A", "rf_16B", "rf_64B_W", "sram_8KB", "sram_64KB", "sram_1M",
+                                            "dram"]
     assert h.fanout == 3 and h.pes == 168 and h.mac_pj == 0.5 and h.operand_reuse
     assert h.level("sram_1M").roles == ("input", "output") and h.level("dram").size_bytes is None
     ruby = from_conf(compose(["arch=eyeriss_ruby"]).arch)

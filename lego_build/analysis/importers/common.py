@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import prod
-from pathlib import Path
 from typing import Callable
 
 from lego_build.analysis.kernels import conv2d, gemm

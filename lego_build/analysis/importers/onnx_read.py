@@ -70,14 +70,14 @@ def check_model(onnx: Any, model: Any, where: str) -> None:
         raise ConfigError(f"{where}: not a valid ONNX model (checker: {one_line(exc)})") from None
 
 
-def graph_inputs(model: Any) -> list[tuple[str, Any]]:
+def _inputs(model: Any) -> list[tuple[str, Any]]:
     """``(name, dims)`` of every graph input that is not an initializer and has a shape."""
     inits = {t.name for t in model.graph.initializer}
     return [(v.name, v.type.tensor_type.shape.dim) for v in model.graph.input
             if v.name not in inits and v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape")]
 
 
-def dims_text(dims: Any) -> str:
+def _text(dims: Any) -> str:
     return "[" + ", ".join(str(d.dim_value) if d.HasField("dim_value") else d.dim_param or "?" for d in dims) + "]"
 
 
@@ -86,7 +86,7 @@ def set_symbols(model: Any, symbols: dict[str, int], batch: int, where: str) -> 
     everywhere else in the graph); the notes that say which values were used. Refused: a
     symbolic dim without a value, a dim with neither size nor name, a symbol the inputs do not
     have, and ``batch`` other than 1."""
-    inputs = graph_inputs(model)
+    inputs = _inputs(model)
     named = list(dict.fromkeys(d.dim_param for _, dims in inputs for d in dims
                                if not d.HasField("dim_value") and d.dim_param))
     if batch != 1:
@@ -101,10 +101,10 @@ def set_symbols(model: Any, symbols: dict[str, int], batch: int, where: str) -> 
     for name, dims in inputs:
         for i, d in enumerate(dims):
             if d.HasField("dim_value") and d.dim_value < 1:
-                raise ConfigError(f"{where}: input {name!r} has size {d.dim_value} in dim {i} of {dims_text(dims)}; "
+                raise ConfigError(f"{where}: input {name!r} has size {d.dim_value} in dim {i} of {_text(dims)}; "
                                   "export the model with positive sizes")
             if not d.HasField("dim_value") and not d.dim_param:
-                raise ConfigError(f"{where}: input {name!r} dim {i} of {dims_text(dims)} has neither a size nor a name; "
+                raise ConfigError(f"{where}: input {name!r} dim {i} of {_text(dims)} has neither a size nor a name; "
                                   "export the model with a fixed size there (e.g. python -m "
                                   "onnxruntime.tools.make_dynamic_shape_fixed)")
     missing = [s for s in named if s not in symbols]
@@ -112,7 +112,7 @@ def set_symbols(model: Any, symbols: dict[str, int], batch: int, where: str) -> 
         name, dims = next((n, dims) for n, dims in inputs if any(d.dim_param == missing[0] for d in dims))
         i = next(i for i, d in enumerate(dims) if d.dim_param == missing[0])
         example = ", ".join(f"{s}: {symbols.get(s, 1)}" for s in named)
-        raise SettingError(f"{where}: input {name!r} has the symbolic dim {missing[0]!r} (dim {i} of {dims_text(dims)}); "
+        raise SettingError(f"{where}: input {name!r} has the symbolic dim {missing[0]!r} (dim {i} of {_text(dims)}); "
                           f"give its value, e.g. 'workload.symbols={{{example}}}'")
     notes = tuple(f"{where}: symbolic dim {s} = {symbols[s]} (workload.symbols) in input "
                   f"{next(n for n, dims in inputs if any(d.dim_param == s for d in dims))!r}" for s in named)

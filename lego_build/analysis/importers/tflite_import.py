@@ -32,7 +32,6 @@ Semantics:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 

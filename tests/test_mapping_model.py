@@ -7,8 +7,9 @@ from lego_build import compose
 from lego_build.analysis.kernels import conv2d, gemm
 from lego_build.ir.mapping import Schedule
 from lego_build.ir.memory import Hierarchy, MemLevel
+from lego_build.mapping.grid import dim_tiling, positions
 from lego_build.mapping.hierarchy import from_conf, table52_pj
-from lego_build.mapping.model import Model, dim_tiling, positions
+from lego_build.mapping.model import Model
 
 ALL = ("input", "weight", "output")
 
@@ -176,7 +177,8 @@ def test_arch_keys_describe_operand_registers_and_window_forwarding():
 def test_zigzag_preset_hierarchy():
     arch = compose(["arch=zigzag_eyeriss_like"]).arch
     h = from_conf(arch)
-    assert [lv.name for lv in h.levels] == ["rf_64B_A", "rf_16B", "rf_64B_W", "sram_8KB", "sram_64KB", "sram_1M", "dram"]
+    assert [lv.name for lv in h.levels] == ["rf_64B_A", "rf_16B", "rf_64B_W", "sram_8KB", "sram_64KB", "sram_1M",
+                                            "dram"]
     assert h.fanout == 3 and h.pes == 168 and h.mac_pj == 0.5 and h.operand_reuse
     assert h.level("sram_1M").roles == ("input", "output") and h.level("dram").size_bytes is None
     ruby = from_conf(compose(["arch=eyeriss_ruby"]).arch)

@@ -16,7 +16,7 @@ def workload_from_config(wl: Any) -> Workload:
     if kind == "conv2d":
         kernel = conv2d(wl.batch, wl.in_ch, wl.out_ch, wl.in_h, wl.in_w, wl.kh, wl.kw, wl.stride, wl.pad,
                         wl.dilation, wl.groups, wl.bits)
-        return Workload(wl.name, (Layer(wl.name, conv_op(wl.groups, wl.in_ch), kernel),))
+        return Workload(wl.name, (Layer(wl.name, conv_op(kernel), kernel),))
     if kind == "mttkrp":
         return Workload(wl.name, (Layer(wl.name, "mttkrp", mttkrp(wl.I, wl.J, wl.K, wl.L, wl.bits)),))
     if kind == "ttmc":

@@ -30,7 +30,7 @@ from math import ceil, log2
 
 from lego_build.errors import StageError
 from lego_build.fulang.kinds import FUS
-from lego_build.ir.adg import ADG
+from lego_build.ir.adg import ADG, TensorNet
 from lego_build.ir.dag import DAG, BufferSpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, Node, PortSpec, TensorSpec
 
 #: primitive latencies L_v (pipeline registers inside the primitive)
@@ -113,6 +113,36 @@ def _sinks_last(fus, children):
     for s in fus:
         visit(s)
     return order
+
+
+def _write_outputs(adg: ADG, output: TensorNet, dfs: tuple[str, ...], aw: int, partial: dict, nodes: list[Node],
+                   edges: list[Edge]) -> None:
+    """The output side after the reduction (``partial``: each FU's partial-sum source): an
+    accumulator per sink FU and its write port, gated where only some dataflows write there."""
+    for s in output.ports:
+        f = fu_name(s)
+        src, port = partial[s]
+        nodes.append(Node(f"acc_{f}", "acc", LAT_ACC, adg.acc_bits))
+        edges += [
+            Edge(src, port, f"acc_{f}", "p", adg.acc_bits),
+            Edge("ctrl", "first", f"acc_{f}", "first", 1),
+        ]
+    port_users = dict(zip(output.ports, output.port_dataflows)) if output.port_dataflows else {}
+    for lane, s in enumerate(output.ports):
+        wr = f"wr_{output.tensor}_{lane}"
+        nodes.append(Node(wr, "write", 0, output.bits, PortSpec(output.tensor, lane)))
+        edges += [
+            Edge(f"acc_{fu_name(s)}", "y", wr, "data", adg.acc_bits),
+            Edge(f"agen_{output.tensor}", "addr", wr, "addr", aw),
+        ]
+        users = port_users.get(s, dfs)
+        if set(users) != set(dfs):  # this sink writes only in some dataflows
+            gate = f"wgate_{output.tensor}_{lane}"
+            nodes.append(Node(gate, "gate", 0, 1, GateSpec(tuple(users))))
+            edges += [Edge("ctrl", "commit", gate, "in", 1), Edge("dfsel", "sel", gate, "sel", select_bits(len(dfs))),
+                      Edge(gate, "out", wr, "we", 1)]
+        else:
+            edges.append(Edge("ctrl", "commit", wr, "we", 1))
 
 
 def build_dag(adg: ADG) -> DAG:
@@ -200,30 +230,7 @@ def build_dag(adg: ADG) -> DAG:
                     src, port = gate, "out"
                 edges.append(Edge(src, port, f"add_{f}", f"c{i}", adg.acc_bits))
             partial[s] = (f"add_{f}", "s")
-    for s in output.ports:
-        f = fu_name(s)
-        src, port = partial[s]
-        nodes.append(Node(f"acc_{f}", "acc", LAT_ACC, adg.acc_bits))
-        edges += [
-            Edge(src, port, f"acc_{f}", "p", adg.acc_bits),
-            Edge("ctrl", "first", f"acc_{f}", "first", 1),
-        ]
-    port_users = dict(zip(output.ports, output.port_dataflows)) if output.port_dataflows else {}
-    for lane, s in enumerate(output.ports):
-        wr = f"wr_{output.tensor}_{lane}"
-        nodes.append(Node(wr, "write", 0, output.bits, PortSpec(output.tensor, lane)))
-        edges += [
-            Edge(f"acc_{fu_name(s)}", "y", wr, "data", adg.acc_bits),
-            Edge(f"agen_{output.tensor}", "addr", wr, "addr", aw),
-        ]
-        users = port_users.get(s, dfs)
-        if set(users) != set(dfs):  # this sink writes only in some dataflows
-            gate = f"wgate_{output.tensor}_{lane}"
-            nodes.append(Node(gate, "gate", 0, 1, GateSpec(tuple(users))))
-            edges += [Edge("ctrl", "commit", gate, "in", 1), Edge("dfsel", "sel", gate, "sel", select_bits(len(dfs))),
-                      Edge(gate, "out", wr, "we", 1)]
-        else:
-            edges.append(Edge("ctrl", "commit", wr, "we", 1))
+    _write_outputs(adg, output, dfs, aw, partial, nodes, edges)
     anchors = tuple((f"mul_{fu_name(s)}", adg.t_bias(s)) for s in adg.fus)
     reduction = len(adg.reduction_dims)
     return DAG(

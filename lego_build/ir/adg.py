@@ -25,7 +25,8 @@ class Link:
     kind: str = "direct"  # "direct" | "delay"
     fifo: int = 0  # w: FIFO depth of a delay link (the minimum; programmable up to d_T if no fixed temporal order)
     dataflows: tuple[str, ...] = ()
-    shift: tuple[int, ...] = ()  # delay link: iteration displacement M_T t per kernel dim (dst at i uses src's i - shift)
+    # delay link: iteration displacement M_T t per kernel dim (dst at i uses src's i - shift)
+    shift: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

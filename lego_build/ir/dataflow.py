@@ -73,10 +73,6 @@ class Dataflow:
         return sum(a * b for a, b in zip(s, self.control_flow))
 
     @property
-    def spatial_dims(self) -> tuple[str, ...]:
-        return tuple(d for d, _ in self.virtual)
-
-    @property
     def loop_order(self) -> tuple[str, ...]:
         """Dims in the order of their outermost temporal loop (the order one counter per dim follows)."""
         seen: list[str] = []

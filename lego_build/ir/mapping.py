@@ -33,9 +33,6 @@ class Mapping:
         """Temporal steps ``T = prod(bounds)``: one per cycle in the array."""
         return prod(loop.bound for loop in self.temporal)
 
-    def loop_index(self, dim: str) -> int:
-        return next(i for i, loop in enumerate(self.temporal) if loop.dim == dim)
-
     def spatial_strides(self) -> tuple[int, ...]:
         v = self.spatial
         return tuple(prod(e for d, e in v[i + 1:] if d == dim) for i, (dim, _) in enumerate(v))
@@ -80,7 +77,7 @@ class Schedule:
     ``tiles`` is per dim the factor ``P`` of each temporal level, memory levels inner
     -> outer (the outermost level's factor is derived from the bound); ``orders`` is
     per memory level (inner -> outer) the loop order at that level, outer -> inner.
-    Remainders are implied by the bounds (:func:`lego_build.mapping.model.dim_tiling`).
+    Remainders are implied by the bounds (:func:`lego_build.mapping.grid.dim_tiling`).
     """
 
     spatial: tuple[tuple[tuple[str, int], ...], ...]

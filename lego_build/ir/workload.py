@@ -106,12 +106,6 @@ def conv_kind(groups: int, in_channels: int, kh: int, kw: int) -> str:
     return "pointwise" if kh == kw == 1 else "conv"
 
 
-def conv_op(groups: int, in_channels: int) -> str:
-    """The analysis op name of a convolution (:data:`CONV_OPS` of its :func:`conv_kind`; the
-    window does not change it)."""
-    return CONV_OPS[conv_kind(groups, in_channels, 0, 0)]
-
-
 def layer_kind(kernel: Kernel) -> str:
     """The :data:`LAYER_KINDS` entry of an array layer's kernel (a ``conv2d`` kernel's ``ic`` is the
     input channels per group)."""
@@ -119,6 +113,12 @@ def layer_kind(kernel: Kernel) -> str:
         b = {d.name: d.bound for d in kernel.dims}
         return conv_kind(b["g"], b["g"] * b["ic"], b["kh"], b["kw"])
     return "matmul" if kernel.name == "gemm" else "tensor"
+
+
+def conv_op(kernel: Kernel) -> str:
+    """The analysis op name of a ``conv2d`` kernel (:data:`CONV_OPS` of its :func:`layer_kind`): the
+    networks, the model importers and config workloads name every convolution by it."""
+    return CONV_OPS[layer_kind(kernel)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from math import ceil
 
 from lego_build.ir.mapping import score
-from lego_build.mapping.model import MAC, Model
+from lego_build.mapping.grid import MAC
+from lego_build.mapping.model import Model
 from lego_build.mapping.rtml import tensor_footprint
 
 

@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from math import ceil, isqrt
 
 from lego_build.ir.mapping import Schedule
+from lego_build.mapping.grid import in_order
 from lego_build.mapping.mapspace import Mapspace, per_dim_spatial
-from lego_build.mapping.model import in_order
 from lego_build.mapping.searches import Search
 
 CONV_ARGS = ("n", "oh", "ow", "oc", "kh", "kw", "ic")

@@ -199,7 +199,8 @@ class Mapspace:
         tiling = self.m.dim_tiling(dim, spatial.get(dim, (1, 1)), tiles).tiling
         return tiling.size == self.bound[dim] and tiling.in_space(self.space)
 
-    def level_options(self, dim: str, level: int, inner: tuple[int, ...], sp: dict[str, tuple[int, int]]) -> tuple[int, ...]:
+    def level_options(self, dim: str, level: int, inner: tuple[int, ...],
+                      sp: dict[str, tuple[int, int]]) -> tuple[int, ...]:
         """Factors of ``dim`` at temporal ``level`` given the factors of the levels inside it
         (memoised: a search asks again for every partial schedule of its beam)."""
         key = (dim, level, inner, sp.get(dim, (1, 1)))

@@ -36,8 +36,8 @@ from typing import Callable, Iterator
 
 from lego_build.config.schema import MapperConf
 from lego_build.ir.mapping import Schedule, score
+from lego_build.mapping.grid import Evaluation
 from lego_build.mapping.mapspace import Mapspace, per_dim_spatial
-from lego_build.mapping.model import Evaluation
 from lego_build.runtime import stop
 from lego_build.runtime.registry import Registry
 
@@ -252,7 +252,8 @@ class Rtml(Search):
         m, h = self.space.m, self.space.h
         dram = h.levels[-1]
         energy = m.kernel.macs * h.mac_pj + sum(
-            t.size * (m.final_bits if t.role == "out" else t.bits) / dram.width_bits * (dram.write_pj if t.role == "out" else dram.read_pj)
+            t.size * (m.final_bits if t.role == "out" else t.bits) / dram.width_bits
+            * (dram.write_pj if t.role == "out" else dram.read_pj)
             for t in m.kernel.tensors)
         sp = per_dim_spatial(spatial)
         cycles = prod(ceil(m.bound[d] / prod(sp.get(d, (1, 1)))) for d in m.dims)

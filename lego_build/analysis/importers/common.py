@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import prod
-from pathlib import Path
 from typing import Callable
 
 from lego_build.analysis.kernels import conv2d, gemm
@@ -259,7 +258,7 @@ class Collector:
              stride: tuple[int, int], pad: tuple[int, int, int, int], dilation: tuple[int, int],
              groups: int) -> Kernel:
         kernel = conv2d(batch, in_ch, out_ch, in_h, in_w, kh, kw, stride, pad, dilation, groups, self.bits)
-        self.layers.append(Layer(name, conv_op(groups, in_ch), kernel))
+        self.layers.append(Layer(name, conv_op(kernel), kernel))
         return kernel
 
     def gemm(self, name: str, op: str, batch: int, m: int, n: int, k: int) -> Kernel:

@@ -114,7 +114,8 @@ def _as_gemm(dims, bounds, spaces, bits) -> Kernel | None:
         return None
     m, n = o
     (k,) = [d for d in dims if d not in o]
-    a, bmat = ([r for r in ins if picks(r) == [m, k]] or [None])[0], ([r for r in ins if picks(r) == [k, n]] or [None])[0]
+    a = next((r for r in ins if picks(r) == [m, k]), None)
+    bmat = next((r for r in ins if picks(r) == [k, n]), None)
     if a is None or bmat is None:
         return None
     return gemm(bounds[m], bounds[n], bounds[k], 1, bits)

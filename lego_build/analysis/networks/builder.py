@@ -36,7 +36,7 @@ class NetBuilder:
         c, h, w = shape or self.shape
         kh, kw = (k, k) if isinstance(k, int) else k
         kernel = conv2d(self.batch, c, out_ch, h, w, kh, kw, stride, pad, dilation, groups, self.bits)
-        self.layers.append(Layer(name, conv_op(groups, c), kernel))
+        self.layers.append(Layer(name, conv_op(kernel), kernel))
         oh = next(d.bound for d in kernel.dims if d.name == "oh")
         ow = next(d.bound for d in kernel.dims if d.name == "ow")
         self.shape = (out_ch, oh, ow)

@@ -6,6 +6,10 @@ Commands, one per line: ``C addr data`` (config write), ``W tensor lane addr dat
 (operand write), ``S`` (pulse start, wait for done, print ``CYCLES n``),
 ``R lane addr`` (print ``D value`` after the read latency), ``L n`` (set the read
 latency, default 1).
+
+This is the driver every simulating target shares (build, run, toggle counts, ``lint``); what
+a target makes of it (a lint warning stops ``target.flow=verilator``, toggles price ``asic``)
+is the target's (:mod:`lego_build.targets`).
 """
 from __future__ import annotations
 

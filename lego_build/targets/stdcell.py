@@ -1,7 +1,5 @@
-"""The ``asic`` target's standard-cell flow (:mod:`.asic`, issue 19): area, clock and power of
-the generated RTL from Debian's ``qflow`` (Yosys, ABC, OpenSTA, the OSU cell libraries).
-
-The flow, on ``lego_soc`` (the array and its memory system), buffer banks as SRAM macros:
+"""The ``asic`` target's standard-cell flow (:mod:`.asic`, issue 19), from Debian's ``qflow`` (Yosys,
+ABC, OpenSTA, the OSU cell libraries), on ``lego_soc`` (the array and its memory system):
 
 * **Area by module class** from a hierarchical synthesis (each module mapped on its own, as
   a bottom-up flow does: ``synth``, ``dfflibmap``, ABC with the library, fan-out buffering

@@ -207,7 +207,8 @@ CATALOGUE: tuple[Bad, ...] = (
     Bad("clock-zero", ("build", RTL, "arch.clock_mhz=0"), "arch.clock_mhz"),
     Bad("energy-negative", ("map", "arch.energy.mac_pj=-1"), "arch.energy.mac_pj"),
     Bad("workload-bits-over-limit", ("build", RTL, "workload.bits=64"), "workload.bits=64"),
-    Bad("max-minutes-nan", ("build", "target.max_minutes=nan"), "target.max_minutes=nan"),
+    Bad("max-minutes-nan", ("build", "run.max_minutes=nan"), "run.max_minutes=nan"),
+    Bad("moved-run-key", ("build", "target.jobs=2"), "target.jobs moved to run.jobs; write run.jobs=2"),
     # the budget check for whole layers: a lower bound on a layer's cycles over target.max_cycles
     Bad("layer-dram-bound-over-max-cycles", ("build", "arch.dram_bytes_per_cycle=0.01", "target.scope=layers",
                                              "target.max_cycles=50000"), "arch.dram_bytes_per_cycle=0.01"),

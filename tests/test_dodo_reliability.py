@@ -36,7 +36,7 @@ from test_dodo import make_project, ran
 from lego_build.config.compose import compose, design_id
 from lego_build.flow.stages import STAGES
 from lego_build.runtime.atomic import is_stale
-from lego_build.sim.stage import SCRATCH
+from lego_build.sim.verilator import SCRATCH
 
 # the module's builds are shared fixtures; its tests stay on one xdist worker (--dist loadscope)
 pytestmark = pytest.mark.slow

@@ -16,7 +16,7 @@ from lego_build.ir.soc import CTRL, STATUS
 from lego_build.runtime.artifacts import read_artifact
 from lego_build.sim import memsys
 from lego_build.sim.golden import pattern_operands
-from lego_build.sim.stage import with_bits
+from lego_build.sim.tiles import with_bits
 
 pytestmark = pytest.mark.slow
 cocotb_tools = pytest.importorskip("cocotb_tools.runner", reason="cocotb is a [dev] extra")

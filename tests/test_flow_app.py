@@ -264,7 +264,7 @@ class TestRayLauncher:
             script = ("import sys; from lego_build import compose, run_all; "
                       "run_all(compose(sys.argv[2:]), sys.argv[1])")
             proc = subprocess.run([sys.executable, "-c", script, str(design), "workload=lenet", "target.scope=network",
-                                   f"target.ray_address=127.0.0.1:{port}"], capture_output=True, text=True, env=env,
+                                   f"run.ray_address=127.0.0.1:{port}"], capture_output=True, text=True, env=env,
                                   timeout=600)
             assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
             result = json.loads((design / "sim" / "result.json").read_text())

@@ -33,7 +33,7 @@ def test_presets_fit_the_machine_and_the_defaults():
         cfg = compose(overrides)
         found = check(cfg, validate(cfg))
         assert {e.stage for e in found} == {"map", "simulate"}
-        assert all(e.seconds < 60 * cfg.target.max_minutes for e in found)
+        assert all(e.seconds < 60 * cfg.run.max_minutes for e in found)
 
 
 def test_golden_memory_and_time_grow_with_the_tile():
@@ -47,18 +47,18 @@ def test_golden_memory_and_time_grow_with_the_tile():
 def test_over_budget_is_one_line_unless_confirmed(monkeypatch):
     huge = ["workload.M=1000000000", "target.tile_steps=100000000", "arch.rows=16", "arch.cols=16"]
     cfg = compose(huge)
-    with pytest.raises(BudgetError, match=r"the simulate stage would need about [\d,.]+ GiB .* target.confirm=true"):
+    with pytest.raises(BudgetError, match=r"the simulate stage would need about [\d,.]+ GiB .* run.confirm=true"):
         check(cfg, validate(cfg))
-    cfg = compose([*huge, "target.confirm=true"])
+    cfg = compose([*huge, "run.confirm=true"])
     assert check(cfg, validate(cfg))  # estimates still reported
-    cfg = compose(["target.max_memory_gb=0.000001"])
-    with pytest.raises(BudgetError, match="target.max_memory_gb allows"):
+    cfg = compose(["run.max_memory_gb=0.000001"])
+    with pytest.raises(BudgetError, match="run.max_memory_gb allows"):
         check(cfg, validate(cfg))
-    cfg = compose(["target.max_minutes=0.00001"])
-    with pytest.raises(BudgetError, match="over target.max_minutes"):
+    cfg = compose(["run.max_minutes=0.00001"])
+    with pytest.raises(BudgetError, match="over run.max_minutes"):
         check(cfg, validate(cfg))
     monkeypatch.setattr(budget, "available_memory", lambda: 0)  # unknown: no memory limit of the machine's
-    cfg = compose(huge + ["target.max_minutes=0"])
+    cfg = compose(huge + ["run.max_minutes=0"])
     assert check(cfg, validate(cfg))
 
 
@@ -105,7 +105,7 @@ def test_a_whole_layer_over_max_cycles_stops_before_any_stage():
         "target.scope=layers: layer gemm needs at least 73,664 cycles (768 bytes at arch.dram_bytes_per_cycle=0.01) "
         "but target.max_cycles=50,000 stops a layer's simulation before that; raise arch.dram_bytes_per_cycle or "
         "target.max_cycles, or use target.scope=tiles")
-    for fine in (["target.scope=tiles"], ["target.max_cycles=80000"], ["target.confirm=true"], ["target=rtl"]):
+    for fine in (["target.scope=tiles"], ["target.max_cycles=80000"], ["run.confirm=true"], ["target=rtl"]):
         cfg = compose([*slow, *fine])  # tiles do not run whole layers; rtl simulates nothing
         check(cfg, validate(cfg))
     big = compose(["workload.M=1024", "workload.N=1024", "workload.K=1024", "target.scope=layers"])
@@ -131,12 +131,12 @@ def test_whole_layer_time_is_estimated_from_the_bounds():
     cfg = compose(["arch=eyeriss", "workload=resnet50", "target.scope=network"])
     (_, sim) = estimates(cfg, validate(cfg))
     assert sim.what.startswith("54 whole layers of at least ") and "4,089,184,256 MACs on 168 FUs" in sim.what
-    assert 60 < sim.seconds < 60 * cfg.target.max_minutes  # the documented ResNet-50 network run is not refused
-    cfg = compose(["arch=eyeriss", "workload=resnet50", "target.scope=network", "target.max_minutes=1"])
+    assert 60 < sim.seconds < 60 * cfg.run.max_minutes  # the documented ResNet-50 network run is not refused
+    cfg = compose(["arch=eyeriss", "workload=resnet50", "target.scope=network", "run.max_minutes=1"])
     with pytest.raises(BudgetError, match=r"^the simulate stage would take about \d+ minutes \(54 whole layers .*\), "
-                                          r"over target.max_minutes=1; lower the layer sizes, use target.scope=tiles"):
+                                          r"over run.max_minutes=1; lower the layer sizes, use target.scope=tiles"):
         check(cfg, validate(cfg))
-    jobs = compose(["arch=eyeriss", "workload=resnet50", "target.scope=network", "target.jobs=4"])
+    jobs = compose(["arch=eyeriss", "workload=resnet50", "target.scope=network", "run.jobs=4"])
     assert estimates(jobs, validate(jobs))[1].seconds < sim.seconds
 
 

@@ -270,8 +270,8 @@ OUT_OF_RANGE = [
     (["workload=conv2d", "workload.bits=64"], "workload.bits=64: operands are at most 32 bits"),
     (["workload=onnx", "workload.path=m.onnx", "workload.bits=40"], "workload.bits=40"),
     (["optimizer.time_limit_s=nan"], "optimizer.time_limit_s=nan: must be a finite number"),
-    (["target.max_minutes=nan"], "target.max_minutes=nan: must be a finite number"),
-    (["target.max_memory_gb=inf"], "target.max_memory_gb=inf: must be a finite number"),
+    (["run.max_minutes=nan"], "run.max_minutes=nan: must be a finite number"),
+    (["run.max_memory_gb=inf"], "run.max_memory_gb=inf: must be a finite number"),
     (["target.asic_mhz=nan"], "target.asic_mhz=nan: must be a finite number"),
     (["target.node_nm=inf"], "target.node_nm=inf: must be a finite number"),
 ]
@@ -290,3 +290,33 @@ def test_the_range_limits_themselves_are_accepted():
                    "arch.energy.hop_pj=0"])
     assert (cfg.arch.dram_bytes_per_cycle, cfg.arch.dram_latency_cycles, cfg.target.seed) == (0.01, 1_000_000, 0)
     assert compose(["arch=eyeriss_ruby", "arch.memory.0.read_pj=-1"]).arch.memory[0].read_pj == -1
+
+
+MOVED_KEYS = [("target.jobs=2", "target.jobs moved to run.jobs; write run.jobs=2"),
+              ("target.ray_address=local", "target.ray_address moved to run.ray_address"),
+              ("target.max_memory_gb=4", "target.max_memory_gb moved to run.max_memory_gb"),
+              ("target.max_minutes=5", "target.max_minutes moved to run.max_minutes"),
+              ("target.confirm=true", "target.confirm moved to run.confirm"),
+              ("mapper.jobs=2", "mapper.jobs moved to run.map_jobs; write run.map_jobs=2"),
+              ("target.simulate=false", "target.simulate moved to target.flow; pick what the simulate stage does"),
+              ("target.asic=true", "target.asic moved to target.flow")]
+
+
+@pytest.mark.parametrize("override, message", MOVED_KEYS, ids=[o for o, _ in MOVED_KEYS])
+def test_a_moved_key_says_where_it_went(override, message):
+    """Issue 43: how to run a build is the ``run`` group; what the simulate stage does is ``target.flow``
+    (the public composition, lego_build.compose, and doit's refuse the old keys)."""
+    from lego_build import compose as public_compose
+
+    with pytest.raises(ConfigError) as info:
+        public_compose([override])
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+
+
+def test_no_stage_hashes_the_run_group():
+    from lego_build.config.schema import RUN_GROUP
+    from lego_build.flow.stages import STAGES
+
+    cfg = compose(["run.jobs=2", "run.map_jobs=3", "run.max_minutes=0", "run.confirm=true"])
+    assert (cfg.run.jobs, cfg.run.map_jobs, cfg.run.max_minutes, cfg.run.confirm) == (2, 3, 0, True)
+    assert not [s.name for s in STAGES if RUN_GROUP in s.groups]

@@ -49,7 +49,7 @@ def test_a_config_conv_with_groups_is_named_by_the_same_function():
 
 def test_a_conv_lowered_to_a_gemm_is_a_matmul_to_the_array_only():
     """A conv lowered to a GEMM array is a matmul to the array: the simulation names a layer by
-    its kernel as written (lego_build.sim.stage.scope_layers), so the reports say conv."""
+    its kernel as written (lego_build.sim.layers.scope_layers), so the reports say conv."""
     kernel = next(x.kernel for x in network("lenet", 1, 8) if x.kernel is not None)
     assert layer_kind(kernel) == "conv" and layer_kind(lower(kernel, "gemm")) == "matmul"
 

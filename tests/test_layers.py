@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("lego_build.mapping",),
     ("lego_build.emit",),
     ("lego_build.sim",),
+    ("lego_build.targets",),
     ("lego_build.report",),
     ("lego_build.flow", "lego_build"),
 )

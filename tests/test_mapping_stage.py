@@ -62,7 +62,8 @@ def test_a_searched_unrolling_on_eyeriss_ruby(tmp_path):
     dataflows has that dataflow's unrolling (clipped to the dims), the others are model only,
     and the simulator refuses to run them as a whole network."""
     from lego_build.errors import InputError
-    from lego_build.sim.stage import runnable, scope_layers
+    from lego_build.sim.layers import scope_layers
+    from lego_build.sim.tiles import runnable
 
     docs = {m: _map(tmp_path / m, ["arch=eyeriss_ruby", "workload=resnet18", f"mapper={m}", "mapper.objective=edp",
                                    "mapper.unroll=search"]) for m in ("pfm", "ruby_s")}

@@ -33,7 +33,8 @@ def plugin(monkeypatch):
 def test_lego_build_does_not_name_the_plugin():
     sources = [p for d in ("lego_build", "rtl_templates_free", "conf") for p in (REPO_ROOT / d).rglob("*")
                if p.is_file() and p.suffix in (".py", ".yaml")]
-    assert sources and not [p for p in sources if "lego_demo_plugin" in p.read_text() or "shiftadd" in p.read_text()]
+    assert sources and not [p for p in sources if any(name in p.read_text() for name in
+                                                      ("lego_demo_plugin", "shiftadd", "lego_demo_target", "demo_lines"))]
 
 
 def test_registries_list_the_plugin_only_when_installed(plugin):
@@ -113,6 +114,51 @@ def test_a_design_built_from_every_extension_simulates_bit_exact(tmp_path):
     assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "out").rglob("*")) == before
 
 
+def test_a_plugin_target_builds_through_doit_and_shows_in_the_report(tmp_path):
+    """Issue 43, acceptance 2: ``doit build target=demo_lines`` in a fresh project with the plugin
+    target on the path (``tests/plugins/lego_demo_target``: its entry point and its preset) runs the
+    simulate stage through it; its product lands in ``sim/result.json``, ``summary.json`` and both
+    reports, which no file of lego_build names."""
+    shutil.copy(REPO_ROOT / "dodo.py", tmp_path / "dodo.py")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLUGINS), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(tmp_path / "dodo.py"), "build", "target=demo_lines",
+                           "workload.M=8", "workload.N=8", "workload.K=8"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "simulate: demo_lines: " in proc.stdout
+    design = (tmp_path / "out" / "latest").resolve()
+    sim = json.loads((design / "sim" / "result.json").read_text())
+    verilog = sim["products"]["verilog"]
+    files = (design / "rtl" / "filelist.f").read_text().split()
+    assert sim["target"] == "demo_lines" and verilog["modules"] == len(files) > 1
+    total = sum(len((design / "rtl" / f).read_text().splitlines()) for f in files)
+    assert verilog["lines"] == total
+    assert json.loads((design / "summary.json").read_text())["figures"] == {"verilog_lines": total}
+    line = f"Verilog size: lines {total:,}, modules {verilog['modules']}"  # the product's keys, sorted in the file
+    assert line in (design / "report.md").read_text() and line in (design / "report.html").read_text()
+
+
+def test_a_plugin_targets_missing_tool_is_named_by_its_declaration(plugin, tmp_path, monkeypatch):
+    """The target's own declaration says which tool is missing and what installs it, in one line."""
+    from lego_build import compose
+    from lego_build.targets import TARGETS
+
+    assert "demo_lines" in TARGETS and TARGETS.names()[:4] == ("verilator", "rtl", "yosys", "asic")
+    cfg = compose(["target=demo_lines"])
+    assert cfg.target.flow == "demo_lines"
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ConfigError, match=r"^target.flow=demo_lines needs wc: wc not found: apt-get install -y "
+                                          r"coreutils \(or set LEGO_DEMO_WC\)$"):
+        TARGETS.get("demo_lines").require(cfg)
+
+
+def test_an_unknown_flow_names_the_choices():
+    from lego_build import compose
+
+    with pytest.raises(ConfigError, match=r"^target.flow=nope: unknown; choose one of verilator, rtl, yosys, asic"):
+        compose(["target.flow=nope"])
+
+
 def test_editing_a_plugin_changes_the_code_hash(tmp_path, monkeypatch):
     from lego_build.flow.tasks import code_hash
 
@@ -169,7 +215,7 @@ def test_fu_language_fu_builds_and_simulates_bit_exact(tmp_path):
     manifest = json.loads((design / "rtl" / "manifest.json").read_text())
     assert any(name.startswith("lego_fu_zp4_8x4_p") for name in manifest)
     sim = json.loads((design / "sim" / "result.json").read_text())
-    assert sim["status"] == "pass" and sim["mismatches"] == 0 and sim["comparisons"] >= 256 and sim["lint"] == "clean"
+    assert sim["status"] == "pass" and sim["mismatches"] == 0 and sim["comparisons"] >= 256 and sim["products"]["lint"] == "clean"
     summary = json.loads((design / "summary.json").read_text())
     assert summary["fu"] == {"name": "zp4", "doc": "int8 x offset-binary int4 (weight code - 8)", "expression": True,
                              "operand_bits": {"A": 8, "B": 4}}
@@ -216,10 +262,10 @@ def test_fu_language_fu_config_errors(plugin):
                                           r"family has 3"):
         compose(["arch.fu=zp4", "arch.family=mttkrp", "workload=mttkrp"])
     # the default gemm sums 16 products: 16 x 1024 needs 16 bits, 16 x 16384 needs 20
-    validate(compose(["arch.fu=zp4", "arch.acc_bits=16", "target.simulate=false"]))
+    validate(compose(["arch.fu=zp4", "arch.acc_bits=16", "target=rtl"]))
     with pytest.raises(ConfigError, match=r"^arch.acc_bits=16: too narrow for layer gemm, whose outputs sum 16 "
                                           r"products of 8-bit operands \(up to 262,144"):
-        validate(compose(["arch.acc_bits=16", "target.simulate=false"]))
+        validate(compose(["arch.acc_bits=16", "target=rtl"]))
     with pytest.raises(ConfigError, match=r"^arch.acc_bits=16: .* 64 products of arch.fu=zp4 \(up to 65,536 in "
                                           r"magnitude\) and need 18 bits"):
-        validate(compose(["arch.fu=zp4", "arch.acc_bits=16", "workload.K=64", "target.simulate=false"]))
+        validate(compose(["arch.fu=zp4", "arch.acc_bits=16", "workload.K=64", "target=rtl"]))

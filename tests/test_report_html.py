@@ -19,7 +19,8 @@ pytestmark = pytest.mark.slow
 
 CHROMIUM = Path("/usr/bin/chromium")
 OVERRIDES = ["workload=resnet18", "arch=nvdla", "arch.rows=4", "arch.cols=4", "target=rtl"]
-JSON_FILES = ("analysis.json", "mapping.json", "adg.json", "passes.json", "summary.json", "sim/result.json")
+JSON_FILES = ("analysis.json", "mapping.json", "adg.json", "passes.json", "summary.json", "sim/result.json",
+              "config.yaml")  # the resolved config every stage writes: the names of a design without summary.json
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
 
@@ -149,12 +150,8 @@ def test_headline_without_summary_matches_summary(design, tmp_path):
     doc = load(copy)
     assert doc["summary"] is None
     computed = headline(copy, doc)
-    summary = json.loads((out / "summary.json").read_text())
-    for key in ("design", "arch", "workload", "mapper", "optimizer", "target", "array", "macs", "layers_mapped",
-                "layers_unmappable", "energy_pj", "cycles", "utilization", "register_bits", "simulation",
-                "cycles_source", "cycles_by_source", "ops_per_cycle", "mapper_cycles", "mapper_utilization",
-                "coverage"):
-        assert computed[key] == summary[key], key
+    summary = {k: v for k, v in json.loads((out / "summary.json").read_text()).items() if k != "format_version"}
+    assert computed == summary  # one summary function (lego_build.report.summary.summarize)
     html_text = render_html(copy)
     assert summary["design"] in html_text and "https://" not in html_text
 

@@ -8,7 +8,7 @@ import pytest
 from lego_build import ConfigError, StageError, compose, run_all
 from lego_build.flow.tasks import ENERGY_TABLE, calibrate_action
 from lego_build.runtime.artifacts import read_artifact
-from lego_build.sim.asic import INTERCONNECT, REGISTERS, SRAM, TABLES, Library, scaled, sram_macro
+from lego_build.targets.stdcell import INTERCONNECT, REGISTERS, SRAM, TABLES, Library, scaled, sram_macro
 
 NO_QFLOW = shutil.which("sta") is None or shutil.which("yosys") is None
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(NO_QFLOW, reason="needs Debian's qflow (apt-get install -y qflow)")]
@@ -61,8 +61,9 @@ def test_asic_target_reports_area_by_class_fmax_and_power_on_a_4x4(tmp_path):
     default 128-bit bus) priced by the model; power adds up and every class draws some."""
     run_all(compose(["target=asic"]), tmp_path)
     result = read_artifact(tmp_path, "sim/result.json")
-    a = result.asic
-    assert result.status == "pass" and result.lint == "clean"  # the tiles ran, bit-exact, with toggle coverage
+    a = result.products["asic"]
+    # the tiles ran, bit-exact, with toggle coverage
+    assert result.status == "pass" and result.products["lint"] == "clean" and result.target == "asic"
     logic = {k: v for k, v in a["area_um2"].items() if k not in (SRAM, TABLES)}
     assert set(logic) == {"FUs", "controller", "PPU", "memory system (DMA, sequencer, AXI)", REGISTERS, INTERCONNECT}
     # the PPU's activation tables are macros: the array's PPU and one per output lane of the
@@ -92,7 +93,7 @@ def test_asic_target_reports_area_by_class_fmax_and_power_on_a_4x4(tmp_path):
     assert all(0 < rates[m] <= 1 and rates[m] != 0.1 for m in ("lego_mul_8x8_16", "lego_acc_16_32", "lego_ctrl"))
     assert rates["lego_ctrl"] < rates["lego_mul_8x8_16"]  # counters move a bit a cycle, products most of theirs
     summary = read_artifact(tmp_path, "summary.json")
-    assert summary.area_mm2 == a["area_mm2"] and summary.fmax_mhz == a["fmax_mhz"]
+    assert summary.figures == {"area_mm2": a["area_mm2"], "fmax_mhz": a["fmax_mhz"], "power_mw": a["power_total_mw"]}
     assert [x["node_nm"] for x in a["scaled"]] == [28, 16]
     report = (tmp_path / "report.md").read_text()
     assert "### Physical figures (osu018_stdcells.lib, 180 nm, 1.8 V)" in report and "| SRAM banks |" in report
@@ -122,7 +123,7 @@ def test_power_gating_lowers_the_measured_power_of_a_switchable_array(tmp_path):
                 "delay_elaboration]"
     run_all(compose(base), tmp_path / "gated")
     run_all(compose([*base, no_gating]), tmp_path / "plain")
-    gated, plain = (read_artifact(tmp_path / d, "sim/result.json").asic for d in ("gated", "plain"))
+    gated, plain = (read_artifact(tmp_path / d, "sim/result.json").products["asic"] for d in ("gated", "plain"))
     assert gated["top"] == "lego_top" and "memory system (DMA, sequencer, AXI)" not in gated["area_um2"]
     assert gated["clock_gating"]["gated_bits"] > 0 and "clock_gating" not in plain
     # the flip-flops as synthesised toggle a fifth less, and draw less; the enables' multiplexers
@@ -139,7 +140,7 @@ def test_whole_layers_measure_every_module_memory_system_included(tmp_path):
     measured rate (not the default 0.1), and each layer gets its energy and model check."""
     run_all(compose(["target=asic", "target.scope=layers"]), tmp_path)
     result = read_artifact(tmp_path, "sim/result.json")
-    a = result.asic
+    a = result.products["asic"]
     assert result.status == "pass" and result.mismatches == 0
     assert a["activity_source"].startswith("measured in simulation for all")
     assert 0 < a["toggle_rates"]["lego_soc"] < 1 and a["toggle_rates"]["lego_soc"] != 0.1
@@ -154,7 +155,7 @@ def test_a_synthesis_of_the_same_verilog_is_taken_from_the_netlist_cache(tmp_pat
     """The two Yosys runs (hierarchical, flattened) are keyed by content: the same Verilog again
     (another build of the same arch) takes the cached netlists, Yosys not run, the same figures; a
     changed module synthesises again. A wrapper counts the Yosys runs (it passes ``-V`` through)."""
-    from lego_build.sim.asic import implement
+    from lego_build.targets.stdcell import implement
 
     monkeypatch.setenv("LEGO_CACHE_DIR", str(tmp_path / "cache"))
     log = tmp_path / "runs.log"

@@ -1,4 +1,4 @@
-"""lego_build.sim.energy_check: the cost model's per-level energy against the standard-cell
+"""lego_build.targets.energy_check: the cost model's per-level energy against the standard-cell
 flow's, the table calibrated from it, and the mapper reading that table (issue 19, acceptance 4)."""
 import json
 import math
@@ -6,7 +6,7 @@ import math
 import pytest
 
 from lego_build import ConfigError, compose, run_stage
-from lego_build.sim.energy_check import calibrate, check
+from lego_build.targets.energy_check import calibrate, check
 
 ASIC = {"node_nm": 180, "vdd": 1.8, "power_mhz": 100,
         "power_mw": {"FUs": 10.0, "array registers": 2.0, "array muxes and interconnect": 3.0, "SRAM banks": 20.0,

@@ -20,7 +20,8 @@ from lego_build.runtime.artifacts import read_artifact
 from lego_build.sim import memsys, soc_tb, verilator
 from lego_build.sim.golden import pattern_operands
 from lego_build.sim.layout import image_lanes, image_reads, input_banks, output_reads
-from lego_build.sim.stage import scope_layers, with_bits
+from lego_build.sim.layers import scope_layers
+from lego_build.sim.tiles import with_bits
 from rtl_templates_free import PPU_LUT, PPU_RELU, PPU_REQUANT
 
 #: a 16x16 weight-stationary GEMM array with gemmini_like's banks, tiled by the search
@@ -186,7 +187,7 @@ def test_network_scope_runs_every_lenet_layer_and_the_model_holds(tmp_path):
     """LeNet whole on the default 4x4 array, two layers at a time (joblib): every layer of the
     network in order, every output compared; the latency model within 5 % on the network and
     10 % on every layer (acceptance 2's bounds)."""
-    run_all(compose(["workload=lenet", "target.scope=network", "target.jobs=2"]), tmp_path)
+    run_all(compose(["workload=lenet", "target.scope=network", "run.jobs=2"]), tmp_path)
     res = read_artifact(tmp_path, "sim/result.json")
     assert res.status == "pass"
     names = [e["name"] for e, k in load_layers(tmp_path) if k is not None]
@@ -280,7 +281,7 @@ def test_layers_mapped_for_the_model_only_are_not_simulated():
     (dataflow ''): neither scope simulates it, and a build left with none says why (exit 2)."""
     from types import SimpleNamespace
 
-    from lego_build.sim.stage import representative_tiles, runnable
+    from lego_build.sim.tiles import representative_tiles, runnable
 
     doc = MappingDoc("lego", "energy", "conv2d", ({"name": "a", "status": "mapped", "dataflow": ""},
                                                   {"name": "b", "status": "mapped", "dataflow": "khoh"}), {})

@@ -17,7 +17,8 @@ from lego_build.mapping.tiles import fit_tile
 from lego_build.runtime.atomic import read_json
 from lego_build.sim import verilator
 from lego_build.ir.workload import layer_kind
-from lego_build.sim.stage import Tile, run_tiles
+from lego_build.sim.tile_runs import run_tiles
+from lego_build.sim.tiles import Tile
 
 # builds and simulates designs: deselect with -m 'not slow' for a quick run
 pytestmark = pytest.mark.slow

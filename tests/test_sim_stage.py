@@ -70,7 +70,7 @@ def test_bit_exact_and_cycles_predicted(tmp_path, overrides):
     run_all(cfg, tmp_path)
     sim = read_json(tmp_path / "sim" / "result.json")
     assert sim["match"] and sim["cycles_match"] and sim["mismatches"] == 0, sim
-    assert sim["lint"] == "clean"
+    assert sim["products"] == {"lint": "clean"} and sim["target"] == "verilator"
     result, *edge = sim["tiles"]  # a single-layer workload: its tile (and its last tile if it is partial)
     dims = read_json(tmp_path / "mapping.json")["layers"][0]["dims"]
     assert [t["kind"] for t in edge] == ([] if all(dims[d] % result["tile"][d] == 0 for d in dims) else ["edge"])
@@ -158,7 +158,7 @@ def test_preset_network_builds_end_bit_exact_in_predicted_cycles(tmp_path, overr
 def _representatives(tmp_path, overrides):
     from lego_build.flow.stages import run_stage
     from lego_build.runtime.artifacts import read_artifact
-    from lego_build.sim.stage import representatives
+    from lego_build.sim.tiles import representatives
 
     cfg = compose(overrides)
     for stage in ("analyze", "graph", "optimize", "map"):
@@ -230,7 +230,7 @@ def test_the_design_directory_holds_results_only(tmp_path, monkeypatch):
     import tempfile
     from pathlib import Path
 
-    from lego_build.sim.stage import SCRATCH
+    from lego_build.sim.verilator import SCRATCH
 
     def scratch_trees():
         return list(Path(tempfile.gettempdir()).glob(f"{SCRATCH}{os.getpid()}-*"))
@@ -284,8 +284,9 @@ def test_accumulator_widths_against_exact_arithmetic_in_rtl(tmp_path, monkeypatc
     from lego_build.errors import ConfigError
     from lego_build.ir.adg import ADG
     from lego_build.ir.serialize import from_jsonable
-    from lego_build.sim import stage as sim_stage
+    from lego_build.sim import tile_runs
     from lego_build.sim.golden import wrap_signed
+    from lego_build.sim.tiles import DataSource, representatives
 
     with pytest.raises(ConfigError, match=r"arch.acc_bits=24: too narrow for layer gemm.*need 25 bits"):
         validate(compose(["workload.K=512", "arch.acc_bits=24"]))
@@ -305,14 +306,14 @@ def test_accumulator_widths_against_exact_arithmetic_in_rtl(tmp_path, monkeypatc
                                                                                     "bits_needed": 25}]
     hm = from_jsonable(HostMap, read_json(narrow / "rtl" / "host_interface.json"))
     adg = dc_replace(from_jsonable(ADG, read_json(narrow / "adg.json")), acc_wraps=False)  # exact comparison
-    tiles = sim_stage.representatives(narrow, adg, compose([]).target)
+    tiles = representatives(narrow, adg, compose([]).target)
     binary = verilator.build(narrow / "rtl", tmp_path / "work", False)  # the design's, from the model cache
 
     minimum = {"A": np.full((1, 16, 512), -128), "B": np.full((1, 512, 16), -128)}
 
     def run(pattern):
-        (result,) = sim_stage.run_tiles(binary, hm, adg, tiles, 1, 10 ** 6, data=[
-            sim_stage.DataSource(pattern, arrays=minimum, path="minimum.npz")])
+        (result,) = tile_runs.run_tiles(binary, hm, adg, tiles, 1, 10 ** 6, data=[
+            DataSource(pattern, arrays=minimum, path="minimum.npz")])
         return result["runs"][0]
 
     caught = run("file")  # the whole 16x16 tile, every operand at -128
@@ -320,8 +321,8 @@ def test_accumulator_widths_against_exact_arithmetic_in_rtl(tmp_path, monkeypatc
     assert caught["first_mismatch"] == {"index": [0, 0, 0], "got": -(2 ** 23), "want": 2 ** 23}
     extreme = run("min")  # the reduction tile: every FU, all 512 terms
     assert extreme["tile"] == {"b": 1, "m": 4, "n": 4, "k": 512} and extreme["mismatches"] == extreme["outputs"] == 16
-    real = sim_stage.golden
-    monkeypatch.setattr(sim_stage, "golden", lambda kernel, data, fu: wrap_signed(real(kernel, data, fu), 24))
+    real = tile_runs.golden
+    monkeypatch.setattr(tile_runs, "golden", lambda kernel, data, fu: wrap_signed(real(kernel, data, fu), 24))
     assert run("file")["mismatches"] == 0 and run("min")["mismatches"] == 0  # the mutant agrees with the bug
 
 

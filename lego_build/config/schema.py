@@ -70,9 +70,10 @@ OVERFLOW: tuple[str, ...] = ("error", "wrap")
 BROADCASTS: tuple[str, ...] = ("ports", "links")
 #: what the simulate stage runs in RTL: representative tiles through the array's host port,
 #: or whole layers (the representative ones, or every array layer of the network) through
-#: the memory system (lego_build.sim.memsys)
-SCOPES: tuple[str, ...] = ("tiles", "layers", "network")
-#: what ``target.asic`` synthesises: the design with its memory system (``lego_soc``), or the
+#: the memory system (lego_build.sim.memsys); ``none``: nothing (``target.flow=asic`` then
+#: prices every net at ``target.activity``)
+SCOPES: tuple[str, ...] = ("tiles", "layers", "network", "none")
+#: what ``target.flow=asic`` synthesises: the design with its memory system (``lego_soc``), or the
 #: array alone (``lego_top``, every module then run by the simulated tiles)
 ASIC_TOPS = {"soc": "lego_soc", "array": "lego_top"}
 
@@ -557,7 +558,6 @@ class MapperConf:
     burst: bool = True
     partition: str = "auto"
     schedule: str = "auto"
-    jobs: int = 1  # processes exploring the convs in parallel
     gap: Optional[float] = None
     budget: Optional[int] = None
     unroll: str = "dataflows"
@@ -575,7 +575,7 @@ class MapperConf:
         _choice("mapper", "unroll", self.unroll, tuple(UNROLLS))
         _choice("mapper", "partition", self.partition, ("auto", "KS", "KS&OFM", "OFM"))
         _choice("mapper", "schedule", self.schedule, ("auto", "IS", "OS", "WS"))
-        _positive("mapper", self, "patience", "jobs", "beam")
+        _positive("mapper", self, "patience", "beam")
         _seed("mapper", self)
 
 
@@ -602,25 +602,21 @@ class OptimizerConf:
 # --------------------------------------------------------------------------- target
 @dataclass
 class TargetConf:
-    """What to check on the emitted RTL and how.
+    """What the simulate stage does with the emitted RTL: ``flow`` names a registered target
+    (:data:`lego_build.targets.TARGETS`: ``verilator`` lints and simulates, ``rtl`` emits only,
+    ``yosys`` counts cells, ``asic`` runs the standard-cell flow, or a plugin's; checked by
+    :func:`lego_build.flow.validate.check_names`); the other keys are the targets' settings.
 
     ``data``: the test-data sets every simulated tile runs with, in order
     (lego_build.sim.golden: ``random`` seeded by ``seed``; the extremes ``min``, ``max``,
     ``mixed``, ``alternating``; ``file``: the arrays of the ``.npz`` file ``data_file``).
     ``scope``: :data:`SCOPES`; whole layers run through the memory system with the first
-    data set of ``data`` and every output element compared, ``jobs`` of them at once, or as
-    Ray tasks on ``ray_address`` (``local`` starts one; workers need the design directory on
-    a shared file system, since each runs the design's one Verilator build).
-    ``max_memory_gb`` / ``max_minutes``: the estimated peak memory and time of a build
-    (lego_build.flow.budget) above which it stops before any work unless ``confirm=true``
-    (0: the machine's available memory / no time limit).
+    data set of ``data`` and every output element compared (how many at once: ``run.jobs``,
+    ``run.ray_address``). ``library`` ... ``asic_top``: the ``asic`` target's standard-cell flow.
     """
 
     name: str = "verilator"
-    simulate: bool = True
-    lint: bool = True
-    synth: bool = False
-    asic: bool = False  # area, Fmax and power from the standard-cell flow (lego_build.sim.asic)
+    flow: str = "verilator"
     library: str = "osu018"  # its Liberty file: a qflow technology name or a .lib path
     node_nm: float = 0.0  # the library's feature size (0: from an OSU library's name)
     asic_mhz: float = 100.0  # the clock its power is reported at
@@ -633,14 +629,9 @@ class TargetConf:
     max_cycles: int = 10_000_000
     tile_steps: int = 20_000
     scope: str = "tiles"
-    jobs: int = 1  # whole layers simulated at once (processes, joblib); 0: one per core
-    ray_address: str = ""  # whole layers as Ray tasks: "local" (a Ray of its own), "host:port" or "auto"
-    max_memory_gb: float = 0.0
-    max_minutes: float = 30.0
-    confirm: bool = False
 
     def __post_init__(self) -> None:
-        _finite("target", self, "node_nm", "asic_mhz", "activity", "max_memory_gb", "max_minutes")
+        _finite("target", self, "node_nm", "asic_mhz", "activity")
         _positive("target", self, "max_cycles", "tile_steps", "asic_mhz")
         _seed("target", self)
         if self.node_nm < 0:
@@ -650,11 +641,6 @@ class TargetConf:
                               "e.g. 0.1")
         _choice("target", "scope", self.scope, SCOPES)
         _choice("target", "asic_top", self.asic_top, tuple(ASIC_TOPS))
-        if self.jobs < 0:
-            raise ConfigError(f"target.jobs={self.jobs}: must be >= 0 (0: one process per core)")
-        if self.ray_address and importlib.util.find_spec("ray") is None:
-            raise ConfigError(f"target.ray_address={self.ray_address}: Ray is not installed; install the extra "
-                              "(pip install -e '.[ray]') or unset it to run layers with joblib")
         if not self.data:
             raise ConfigError("target.data=[]: give at least one test-data set, e.g. target.data=[random]")
         for pattern in self.data:
@@ -664,9 +650,52 @@ class TargetConf:
         if ("file" in self.data) != bool(self.data_file):
             raise ConfigError("target.data_file: give the .npz file together with 'file' in target.data, "
                               "e.g. target.data=[file] target.data_file=operands.npz")
+
+
+# --------------------------------------------------------------------------- run
+@dataclass
+class RunConf:
+    """How to run a build, not what to build: no stage hashes this group, so changing it re-runs
+    nothing (lego_build.flow.stages).
+
+    ``jobs``: whole layers simulated at once (processes, joblib; 0: one per core), or as Ray
+    tasks on ``ray_address`` (``local`` starts one; workers need the design directory on a
+    shared file system, since each runs the design's one Verilator build). ``map_jobs``:
+    processes exploring the convs of ``mapper.search=tso`` in parallel.
+    ``max_memory_gb`` / ``max_minutes``: the estimated peak memory and time of a build
+    (lego_build.flow.budget) above which it stops before any work unless ``confirm=true``
+    (0: the machine's available memory / no time limit).
+    """
+
+    name: str = "default"
+    jobs: int = 1
+    ray_address: str = ""  # "local" (a Ray of its own), "host:port" or "auto"
+    map_jobs: int = 1
+    max_memory_gb: float = 0.0
+    max_minutes: float = 30.0
+    confirm: bool = False
+
+    def __post_init__(self) -> None:
+        _finite("run", self, "max_memory_gb", "max_minutes")
+        _positive("run", self, "map_jobs")
+        if self.jobs < 0:
+            raise ConfigError(f"run.jobs={self.jobs}: must be >= 0 (0: one process per core)")
+        if self.ray_address and importlib.util.find_spec("ray") is None:
+            raise ConfigError(f"run.ray_address={self.ray_address}: Ray is not installed; install the extra "
+                              "(pip install -e '.[ray]') or unset it to run layers with joblib")
         if self.max_memory_gb < 0 or self.max_minutes < 0:
-            raise ConfigError(f"target.max_memory_gb={self.max_memory_gb}, target.max_minutes={self.max_minutes}: "
+            raise ConfigError(f"run.max_memory_gb={self.max_memory_gb}, run.max_minutes={self.max_minutes}: "
                               "must be >= 0 (0: no limit of your own)")
+
+
+#: keys that moved to another group: ``old -> new`` (an override of the old key is refused with
+#: one line naming the new one, :func:`lego_build.flow.validate.refuse_moved`)
+MOVED: Dict[str, str] = {
+    "target.jobs": "run.jobs", "target.ray_address": "run.ray_address", "target.max_memory_gb": "run.max_memory_gb",
+    "target.max_minutes": "run.max_minutes", "target.confirm": "run.confirm", "mapper.jobs": "run.map_jobs",
+    "target.simulate": "target.flow", "target.lint": "target.flow", "target.synth": "target.flow",
+    "target.asic": "target.flow",
+}
 
 
 # --------------------------------------------------------------------------- root
@@ -677,6 +706,7 @@ class LegoConfig:
     mapper: MapperConf = MISSING
     optimizer: OptimizerConf = MISSING
     target: TargetConf = MISSING
+    run: RunConf = MISSING
 
     def __post_init__(self) -> None:
         for group in GROUPS:
@@ -700,5 +730,10 @@ SCHEMAS: tuple[tuple[str, str, type], ...] = (
     ("mapper", "base_mapper", MapperConf),
     ("optimizer", "base_optimizer", OptimizerConf),
     ("target", "base_target", TargetConf),
+    ("run", "base_run", RunConf),
 )
-GROUPS: tuple[str, ...] = ("workload", "arch", "mapper", "optimizer", "target")
+GROUPS: tuple[str, ...] = ("workload", "arch", "mapper", "optimizer", "target", "run")
+#: the group of how to run a build (:class:`RunConf`): no stage hashes it
+RUN_GROUP = "run"
+#: the groups that say what to build (every group but :data:`RUN_GROUP`)
+DESIGN_GROUPS: tuple[str, ...] = tuple(g for g in GROUPS if g != RUN_GROUP)

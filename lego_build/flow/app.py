@@ -24,7 +24,6 @@ Launchers: Hydra's basic one (in turn), ``hydra/launcher=joblib`` (local process
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import re
 import subprocess
@@ -32,12 +31,13 @@ import sys
 import time
 from pathlib import Path
 
-from lego_build.config.compose import CONF_DIR, _register, design_id, searchpath_overrides, workload_label
+from lego_build.config.compose import CONF_DIR, _register, design_id, searchpath_overrides
 from lego_build.errors import ConfigError
 from lego_build.flow.stages import STAGES
 from lego_build.flow.sweep import SWEEPS, is_hydra, job_key, record_job, sweep_name, write_summary
 from lego_build.flow.tasks import KEEP_LATEST_ENV
 from lego_build.flow.validate import compose
+from lego_build.report.summary import design_summary
 from lego_build.runtime.atomic import point_symlink
 
 DODO = CONF_DIR.parent / "dodo.py"
@@ -80,7 +80,7 @@ def build_design(overrides: list[str], sweep_dir: Path, project: Path, task: str
     cmd = [sys.executable, "-m", "doit", "-f", str(DODO), "-d", str(project), task, *overrides]
     env = None if point_latest else {**os.environ, KEEP_LATEST_ENV: "1"}
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=project, env=env)  # dodo.py locks the design
-    summary = _summary(ddir, cfg) if proc.returncode == 0 else None
+    summary = design_summary(ddir, cfg) if proc.returncode == 0 else None
     log.write_text(proc.stdout + proc.stderr)
     errors = [line[len("error: "):] for line in proc.stderr.splitlines() if line.startswith("error: ")]
     status = "ok" if proc.returncode == 0 else ("bad input" if proc.returncode == 2 else "failed")
@@ -117,24 +117,6 @@ def _progress(sweep_dir: Path) -> str:
     total, since = os.environ.get(_TOTAL_ENV), float(os.environ.get(_START_ENV, "0"))
     done = sum(1 for p in (sweep_dir / "jobs").glob("*.json") if p.stat().st_mtime >= since)
     return f"[{done}/{total}]" if total else ""
-
-
-def _summary(ddir: Path, cfg) -> dict | None:
-    """The design's ``summary.json``, or the map stage's figures when the job stopped at ``map``
-    (the headline from the latency model or the mapper's roofline, :mod:`lego_build.report.evidence`)."""
-    from lego_build.report import evidence
-
-    if (ddir / "summary.json").exists() and (ddir / "summary.json").stat().st_mtime >= (ddir / "mapping.json").stat().st_mtime:
-        return json.loads((ddir / "summary.json").read_text())
-    if not (ddir / "mapping.json").exists():
-        return None
-    mapping = json.loads((ddir / "mapping.json").read_text())
-    t = mapping["totals"]
-    return {"arch": cfg.arch.name, "workload": workload_label(cfg), "mapper": cfg.mapper.name,
-            "optimizer": cfg.optimizer.name, "target": cfg.target.name,
-            **{k: t[k] for k in ("energy_pj", "macs", "layers_mapped", "layers_unmappable")},
-            **evidence.headline(mapping, None, cfg.arch.rows * cfg.arch.cols, cfg.arch.clock_mhz),
-            "energy_by_level_pj": t.get("energy_by_level_pj", {})}
 
 
 def _job(cfg) -> str:

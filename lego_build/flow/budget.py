@@ -4,7 +4,7 @@ A type-valid config can still ask for more than the machine has (a huge tile of 
 layer, a tile of 10^8 steps on a 16x16 array). The estimates below are upper bounds
 computed from the validated config and the workload IR alone, before any stage runs, so
 such a build stops in a second with one line (exit 2, nothing written) instead of dying
-half-way with an allocation failure. ``target.confirm=true`` runs it anyway.
+half-way with an allocation failure. ``run.confirm=true`` runs it anyway.
 
 * ``map``: per distinct layer and dataflow a fixed cost (``MAP_S_PER_LAYER``: link checks,
   the model's set-up), plus the searches' enumeration of the tile extents of
@@ -25,10 +25,13 @@ half-way with an allocation failure. ``target.confirm=true`` runs it anyway.
   ``arch.dram_latency_cycles``. A layer whose bound exceeds ``target.max_cycles`` would stop
   there, so the build stops now, naming the bandwidth when the DRAM term decides. ``layers``
   runs one layer per kind: each kind's smallest bound counts; ``network`` runs every array
-  layer, ``target.jobs`` at a time. Time: the compile, then the bounds' FU-cycles.
+  layer, ``run.jobs`` at a time. Time: the compile, then the bounds' FU-cycles.
 
-Limits: ``target.max_memory_gb`` (0: the memory available now, from ``/proc/meminfo``),
-``target.max_minutes`` (0: none) and, for whole layers, ``target.max_cycles``.
+Only a target that simulates (:attr:`lego_build.targets.base.Target.simulates`) has a simulate
+estimate. The array has the FUs of the ADG the graph stage will build (:func:`array_fus`).
+
+Limits: ``run.max_memory_gb`` (0: the memory available now, from ``/proc/meminfo``),
+``run.max_minutes`` (0: none) and, for whole layers, ``target.max_cycles``.
 """
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ from dataclasses import dataclass
 from math import ceil
 
 from lego_build.errors import BudgetError
+from lego_build.flow.validate import simulates
 from lego_build.ir.testdata import GOLDEN_CHUNK
 from lego_build.ir.workload import LAYER_KINDS, layer_kind
 
@@ -99,6 +103,13 @@ def available_memory() -> int:
         return 0
 
 
+def array_fus(cfg) -> int:
+    """The FUs of the array: the product of the ADG's shape, which the graph stage builds as
+    ``(arch.rows, arch.cols)`` (:func:`lego_build.frontend.adg_build.build_adg`); the budget is
+    checked before any stage runs, so it takes the shape from the config."""
+    return cfg.arch.rows * cfg.arch.cols
+
+
 def estimates(cfg, workload) -> list[Estimate]:
     """Per stage, the estimated peak memory and time of building ``cfg`` on ``workload``."""
     from lego_build.analysis.lowering import lower
@@ -117,10 +128,10 @@ def estimates(cfg, workload) -> list[Estimate]:
                + MAP_S_PER_OPTION * sum(options.values()))
     out = [Estimate("map", 0, seconds,
                     f"{sum(options.values()):,} tile extents to search (most: layer {worst})")]
-    if cfg.target.simulate and cfg.target.scope != "tiles":
+    if simulates(cfg) and cfg.target.scope != "tiles":
         out.append(_whole_layers(cfg, layer_bounds(cfg, workload)))
-    elif cfg.target.simulate:
-        fus = cfg.arch.rows * cfg.arch.cols
+    elif simulates(cfg):
+        fus = array_fus(cfg)
         tensors = max((len(k.tensors) for _, k in kernels.values()), default=3)
         points = min(cfg.target.tile_steps * fus, max((k.macs for _, k in kernels.values()), default=0))
         runs = TILE_KINDS * len(cfg.target.data)
@@ -166,7 +177,7 @@ def layer_bounds(cfg, workload) -> list[LayerBound]:
     in network order, a lower bound on its cycles through the memory system."""
     from lego_build.analysis.lowering import lower
 
-    arch, fus = cfg.arch, cfg.arch.rows * cfg.arch.cols
+    arch, fus = cfg.arch, array_fus(cfg)
     out = []
     for layer in workload.array_layers:
         kernel = lower(layer.kernel, arch.family)
@@ -195,10 +206,10 @@ def scope_bounds(cfg, bounds: list[LayerBound]) -> list[LayerBound]:
 
 
 def _whole_layers(cfg, bounds: list[LayerBound]) -> Estimate:
-    """The simulate stage's estimate for whole layers: ``target.jobs`` processes (one per core for
+    """The simulate stage's estimate for whole layers: ``run.jobs`` processes (one per core for
     0, one per layer on Ray), each holding a layer's tensors and a block of golden-model points."""
-    fus, run = cfg.arch.rows * cfg.arch.cols, scope_bounds(cfg, bounds)
-    parallel = len(run) if cfg.target.ray_address else cfg.target.jobs or os.cpu_count() or 1
+    fus, run = array_fus(cfg), scope_bounds(cfg, bounds)
+    parallel = len(run) if cfg.run.ray_address else cfg.run.jobs or os.cpu_count() or 1
     parallel = max(1, min(parallel, len(run)))
     cycles = sum(b.cycles for b in run)
     wall = max(cycles / parallel, max((b.cycles for b in run), default=0))
@@ -217,7 +228,7 @@ def _why(cfg, run: list[LayerBound], dram: bool) -> str:
     if dram:
         return (f"{sum(b.dram_bytes for b in run):,} bytes at arch.dram_bytes_per_cycle="
                 f"{cfg.arch.dram_bytes_per_cycle:g}")
-    return f"{sum(b.macs for b in run):,} MACs on {cfg.arch.rows * cfg.arch.cols} FUs"
+    return f"{sum(b.macs for b in run):,} MACs on {array_fus(cfg)} FUs"
 
 
 def check_cycles(cfg, bounds: list[LayerBound]) -> None:
@@ -230,7 +241,7 @@ def check_cycles(cfg, bounds: list[LayerBound]) -> None:
         why = f"{b.dram_bytes:,} bytes at arch.dram_bytes_per_cycle={cfg.arch.dram_bytes_per_cycle:g}"
         fix = "raise arch.dram_bytes_per_cycle or target.max_cycles"
     else:
-        why = f"{b.macs:,} MACs on {cfg.arch.rows * cfg.arch.cols} FUs"
+        why = f"{b.macs:,} MACs on {array_fus(cfg)} FUs"
         fix = "raise target.max_cycles, or use a larger array or smaller layers"
     raise BudgetError(f"target.scope={cfg.target.scope}: layer {b.name} needs at least {b.cycles:,} cycles ({why}) "
                       f"but target.max_cycles={cfg.target.max_cycles:,} stops a layer's simulation before that; "
@@ -238,22 +249,22 @@ def check_cycles(cfg, bounds: list[LayerBound]) -> None:
 
 
 def check(cfg, workload) -> list[Estimate]:
-    """Raise :class:`BudgetError` if a stage's estimate exceeds the limits (unless ``target.confirm``)."""
+    """Raise :class:`BudgetError` if a stage's estimate exceeds the limits (unless ``run.confirm``)."""
     found = estimates(cfg, workload)
-    if cfg.target.confirm:
+    if cfg.run.confirm:
         return found
-    if cfg.target.simulate and cfg.target.scope != "tiles":
+    if simulates(cfg) and cfg.target.scope != "tiles":
         check_cycles(cfg, layer_bounds(cfg, workload))
-    limit_bytes = int(cfg.target.max_memory_gb * 2**30) if cfg.target.max_memory_gb else available_memory()
+    limit_bytes = int(cfg.run.max_memory_gb * 2**30) if cfg.run.max_memory_gb else available_memory()
     for e in found:
         if limit_bytes and e.memory_bytes > limit_bytes:
             raise BudgetError(
                 f"the {e.stage} stage would need about {e.memory_bytes / 2**30:,.1f} GiB ({e.what}) but "
-                f"{'target.max_memory_gb allows' if cfg.target.max_memory_gb else 'this machine has'} "
-                f"{limit_bytes / 2**30:,.1f} GiB; {e.advice}, or set target.confirm=true to run it anyway")
-        if cfg.target.max_minutes and e.seconds > 60 * cfg.target.max_minutes:
+                f"{'run.max_memory_gb allows' if cfg.run.max_memory_gb else 'this machine has'} "
+                f"{limit_bytes / 2**30:,.1f} GiB; {e.advice}, or set run.confirm=true to run it anyway")
+        if cfg.run.max_minutes and e.seconds > 60 * cfg.run.max_minutes:
             raise BudgetError(
                 f"the {e.stage} stage would take about {e.seconds / 60:,.0f} minutes ({e.what}), over "
-                f"target.max_minutes={cfg.target.max_minutes:g}; {e.advice}, raise target.max_minutes, "
-                "or set target.confirm=true to run it anyway")
+                f"run.max_minutes={cfg.run.max_minutes:g}; {e.advice}, raise run.max_minutes, "
+                "or set run.confirm=true to run it anyway")
     return found

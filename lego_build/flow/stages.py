@@ -12,7 +12,7 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from lego_build.config.schema import GROUPS, LegoConfig
+from lego_build.config.schema import DESIGN_GROUPS, LegoConfig
 
 
 @dataclass(frozen=True)
@@ -50,11 +50,11 @@ STAGES: tuple[Stage, ...] = (
         ("rtl/manifest.json", "rtl/host_interface.json", "rtl/soc_interface.json", "analysis.json", "adg.json",
          "mapping.json"),
         ("sim/result.json",),
-        "lego_build.sim.stage:run",
+        "lego_build.targets.stage:run",
     ),
     Stage(
         "report",
-        GROUPS,
+        DESIGN_GROUPS,
         ("analysis.json", "mapping.json", "adg.json", "passes.json", "sim/result.json"),
         ("report.md", "summary.json", "report.html", CONFIG_FILE),
         "lego_build.report.stage:run",

@@ -55,7 +55,7 @@ def rows(sweep_dir: Path) -> list[dict]:
     out = []
     for path in sorted((sweep_dir / "jobs").glob("*.json")):
         job = json.loads(path.read_text())
-        s = job["summary"]
+        s = {**job["summary"], **(job["summary"].get("figures") or {})}  # a target's figures (cells, area, ...)
         row = {c: "" if s.get(c) is None else s[c] for c in COLUMNS}
         row.update(design=job["design"], status=job["status"], seconds=job["seconds"], error=job["error"],
                    overrides=" ".join(job["overrides"]), evidence=weakest_source(s),

@@ -62,13 +62,14 @@ def load_config(overrides: Iterable[str]):
     from lego_build.config.compose import compose
     from lego_build.errors import BudgetError, ConfigError
     from lego_build.flow.budget import check
-    from lego_build.flow.validate import validate
+    from lego_build.flow.validate import refuse_moved, validate
 
     hydra = [o for o in overrides if o.lstrip("+~").startswith("hydra")]
     if hydra:
         exit_with_error(f"{hydra[0]}: doit build writes to out/<design-id>/ and takes no hydra.* settings; "
                         "use lego-build for Hydra's run and sweep options")
     try:
+        refuse_moved(overrides)  # e.g. target.jobs, now run.jobs
         cfg = compose(list(overrides))
         check(cfg, validate(cfg))
     except (ConfigError, BudgetError) as exc:
@@ -185,16 +186,16 @@ def energy_table_text(design: str, check: dict, table: dict) -> str:
 
 def calibrate_action(cfg, design_dir: str):
     """doit python-action: the per-access energy table from this design's model check
-    (``sim/result.json`` of a ``target=asic`` build, :mod:`lego_build.sim.energy_check`),
+    (``sim/result.json`` of a ``target=asic`` build, :mod:`lego_build.targets.energy_check`),
     written to ``<design>/energy_table.yaml``; the mapper reads it only through
     ``arch.energy.table``. No check in the result: one line, exit 2, nothing written."""
     from dataclasses import asdict
 
     from lego_build.runtime.atomic import read_json, write_text
-    from lego_build.sim.energy_check import calibrate
+    from lego_build.targets.energy_check import calibrate
 
     result = read_json(Path(design_dir) / "sim" / "result.json")
-    check = (result.get("asic") or {}).get("model_check")
+    check = (result.get("products", {}).get("asic") or {}).get("model_check")
     if not check:
         fail(f"{design_dir}/sim/result.json has no model check; build with target=asic (tiles simulated) first, "
              "e.g. doit calibrate target=asic", CONFIG_ERROR_EXIT)

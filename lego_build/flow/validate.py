@@ -3,7 +3,8 @@
 They catch, before any task runs, what would otherwise fail half-way: a model
 file that cannot be read (its errors name the file or node), a dataflow
 naming dims its kernel family lacks, and a target whose tool (Verilator, Yosys)
-is not installed.
+is not installed (the target's own declaration, :meth:`lego_build.targets.base.Target.require`);
+and a key that moved to another group (:data:`lego_build.config.schema.MOVED`).
 Whether any layer of the workload runs on the array is the mapper's verdict, so
 ``doit analyze`` works for every workload whatever the arch.
 """
@@ -19,7 +20,7 @@ def check_names(cfg: LegoConfig) -> None:
     """Names a group gives that only the stages' registries know (built-ins and plugins,
     :mod:`lego_build.runtime.registry`): the FU kind and the widths it supports, a model
     file's format, the mapper's search, the back-end passes (known, with delay matching, in an
-    order that meets every pass's requirements) and the LP solver."""
+    order that meets every pass's requirements), the LP solver and the target (``target.flow``)."""
     from lego_build.analysis.importers import IMPORTERS
     from lego_build.backend.passes import ORDER, PASSES, check_order, pipeline
     from lego_build.backend.solver import SOLVERS
@@ -27,6 +28,7 @@ def check_names(cfg: LegoConfig) -> None:
     from lego_build.fulang.kinds import FUS
     from lego_build.ir.families import FAMILIES
     from lego_build.mapping.searches import SEARCHES
+    from lego_build.targets import TARGETS
 
     FUS.check(cfg.arch.fu)
     fu = FUS.get(cfg.arch.fu)
@@ -51,6 +53,20 @@ def check_names(cfg: LegoConfig) -> None:
     SOLVERS.check(opt.solver)
     if reason := SOLVERS.get(opt.solver).unavailable():
         raise ConfigError(reason)
+    TARGETS.check(cfg.target.flow)
+
+
+def refuse_moved(overrides) -> None:
+    """An override of a key that moved to another group (:data:`MOVED`): one line naming where it is now."""
+    from lego_build.config.schema import MOVED
+
+    for line in overrides:
+        key, _, value = line.lstrip("+~").partition("=")
+        if key in MOVED:
+            new = MOVED[key]
+            how = (f"write {new}={value}" if new != "target.flow" else
+                   "pick what the simulate stage does with target=verilator, rtl, yosys or asic (or target.flow=<name>)")
+            raise ConfigError(f"{key} moved to {new}; {how}")
 
 
 def compose(overrides=()) -> LegoConfig:
@@ -58,6 +74,8 @@ def compose(overrides=()) -> LegoConfig:
     only the stages know (:func:`check_names`)."""
     from lego_build.config.compose import compose as compose_groups
 
+    overrides = list(overrides)
+    refuse_moved(overrides)
     cfg = compose_groups(overrides)
     check_names(cfg)
     return cfg
@@ -78,7 +96,7 @@ def validate(cfg: LegoConfig):
                           "give a workload with at least one")
     arch_dataflows(cfg.arch)  # every dataflow bijective and inside the array
     _check_widths(cfg, workload)
-    if cfg.target.simulate and "file" in cfg.target.data:
+    if simulates(cfg) and "file" in cfg.target.data:
         _check_data_file(cfg.target.data_file)
     _check_unroll(cfg)
     if cfg.mapper.search == "tso" and cfg.arch.multicore is None:
@@ -152,18 +170,16 @@ def _check_data_file(path: str) -> None:
         raise ConfigError(str(exc)) from None
 
 
-def _check_tools(cfg: LegoConfig) -> None:
-    from lego_build.errors import StageError
-    from lego_build.sim.asic import require_asic_tools
-    from lego_build.sim.verilator import require_verilator
-    from lego_build.sim.yosys import require_yosys
+def simulates(cfg: LegoConfig) -> bool:
+    """Whether the build runs the RTL on ``target.data`` (the target says so, and ``target.scope``
+    is not ``none``)."""
+    from lego_build.targets import TARGETS
 
-    try:
-        if cfg.target.simulate or cfg.target.lint:
-            require_verilator()
-        if cfg.target.synth:
-            require_yosys()
-        if cfg.target.asic:
-            require_asic_tools(cfg.target.library, cfg.target.node_nm)
-    except StageError as exc:
-        raise ConfigError(f"target={cfg.target.name}: {exc}") from None
+    return TARGETS.get(cfg.target.flow).simulates and cfg.target.scope != "none"
+
+
+def _check_tools(cfg: LegoConfig) -> None:
+    """The target's tools and checks, from its own declaration."""
+    from lego_build.targets import TARGETS
+
+    TARGETS.get(cfg.target.flow).require(cfg)

@@ -9,8 +9,9 @@ objects inside the typed envelope: their fields follow the mapper's and simulato
 findings, and the report reads them by name.
 
 A field whose metadata has ``omit_none`` is left out of the file when it is ``None``
-(``sim/result.json`` of a skipped simulation has no tiles; ``lint`` and ``synth`` appear
-when those checks ran).
+(``sim/result.json`` of a skipped simulation has no tiles). What a target adds beyond the
+simulation is its ``products`` (:class:`lego_build.targets.base.Product`: any JSON value per
+product key), so a new target changes none of these types.
 """
 from __future__ import annotations
 
@@ -60,13 +61,14 @@ class MappingDoc:
 
 @dataclass(frozen=True)
 class SimResult:
-    """``sim/result.json``: ``status`` pass / fail / skipped and the tiles simulated."""
+    """``sim/result.json``: ``status`` pass / fail / skipped, the target that made it
+    (``target.flow``), the tiles or whole layers simulated, and the target's ``products`` by key
+    (e.g. ``lint``, ``synth``, ``asic``: :mod:`lego_build.targets`)."""
 
     status: str
     reason: str | None = field(default=None, metadata=OMIT)
-    lint: str | None = field(default=None, metadata=OMIT)
-    synth: dict | None = field(default=None, metadata=OMIT)
-    asic: dict | None = field(default=None, metadata=OMIT)  # target=asic: area, Fmax, power
+    target: str | None = field(default=None, metadata=OMIT)
+    products: dict = field(default_factory=dict)
     seed: int | None = field(default=None, metadata=OMIT)
     data: tuple[str, ...] | None = field(default=None, metadata=OMIT)
     overflow: str | None = field(default=None, metadata=OMIT)
@@ -125,12 +127,9 @@ class Summary:
     accumulator: dict
     simulation: str | None
     simulated_tiles: tuple[dict, ...]
-    cells: int | None
-    flip_flops: int | None
-    transistors: int | None
-    area_mm2: float | None = field(default=None, metadata=OMIT)  # target=asic: with the SRAM banks
-    fmax_mhz: float | None = field(default=None, metadata=OMIT)
-    power_mw: float | None = field(default=None, metadata=OMIT)
+    # the target's products' headline figures (each product's ``summary``), e.g. cells, flip_flops and
+    # transistors (target=yosys), area_mm2, fmax_mhz and power_mw (target=asic)
+    figures: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -157,6 +156,6 @@ ARTIFACTS: dict[str, ArtifactType] = {
     "rtl/host_interface.json": ArtifactType(HostMap, 3),
     "rtl/soc_interface.json": ArtifactType(SocMap, 1),
     "rtl/manifest.json": ArtifactType(RtlManifest, 1),
-    "sim/result.json": ArtifactType(SimResult, 1),
-    "summary.json": ArtifactType(Summary, 3),
+    "sim/result.json": ArtifactType(SimResult, 2),
+    "summary.json": ArtifactType(Summary, 4),
 }

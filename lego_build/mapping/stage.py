@@ -302,9 +302,10 @@ def _weighted(rows: list[dict], key: str) -> dict[str, float]:
     return {name: round(pj, 6) for name, pj in sorted(out.items())}
 
 
-def map_workload(layers, adg: ADG, latency: int, arch, mapper, view: MemView | None = None) -> dict:
+def map_workload(layers, adg: ADG, latency: int, arch, mapper, view: MemView | None = None, jobs: int = 1) -> dict:
     """Every array layer on the generated array ``adg`` (from ``adg.json``) whose pipeline takes
-    ``latency`` cycles (the optimized DAG of ``dag.json``), with its memory system ``view``."""
+    ``latency`` cycles (the optimized DAG of ``dag.json``), with its memory system ``view``;
+    ``jobs``: the processes a search's network step may use (``run.map_jobs``)."""
     cache: dict[Kernel, dict] = {}
     entries, lowered_of = [], {}
     todo = [(entry, kernel) for entry, kernel in layers if kernel is not None]
@@ -353,11 +354,11 @@ def map_workload(layers, adg: ADG, latency: int, arch, mapper, view: MemView | N
     totals["end_to_end_cycles"] = totals.get("cycles_model", totals["cycles"]) + totals["ppu"]["cycles"]
     totals["end_to_end_energy_pj"] = round(totals["energy_pj"] + totals["ppu"]["energy_pj"], 6)
     if (network := SEARCHES.get(mapper.search).network) is not None:
-        totals[mapper.search] = network(entries, lowered_of, arch, mapper)
+        totals[mapper.search] = network(entries, lowered_of, arch, mapper, jobs)
     return {"layers": entries, "totals": totals}
 
 
-def slice_layers(entries: list[dict], lowered_of: dict[str, Kernel], arch, mapper) -> dict:
+def slice_layers(entries: list[dict], lowered_of: dict[str, Kernel], arch, mapper, jobs: int = 1) -> dict:
     """``mapper.search=tso``: seed 003's slicing of every mapped layer over ``arch.multicore``.
 
     Each row gets the chosen partition, schedule, tiles, bursts and the time split into
@@ -370,7 +371,7 @@ def slice_layers(entries: list[dict], lowered_of: dict[str, Kernel], arch, mappe
     partitions = PARTITIONS if mapper.partition == "auto" else (mapper.partition,)
     schedules = SCHEDULES if mapper.schedule == "auto" else (mapper.schedule,)
     bar = Progress("tso", len({(c.N, c.M, c.H, c.L, c.KH, c.KW, c.S, c.R, c.C, c.groups) for c in convs}))
-    results = explore_all(convs, npu, mapper.burst, partitions, schedules, mapper.jobs, progress=bar.step)
+    results = explore_all(convs, npu, mapper.burst, partitions, schedules, jobs, progress=bar.step)
     bar.close()
     total = {"layers": 0, "time_us": 0.0, "mac_us": 0.0, "dram_us": 0.0, "bursts": 0}
     for row, res in zip(rows, results):
@@ -422,7 +423,8 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     for note in (notes := preset_notes(cfg.mapper, cfg.arch)):
         print(f"map: {note}")
     try:
-        result = map_workload(layers_of(inputs["analysis.json"]), adg, dag.latency, cfg.arch, cfg.mapper, view)
+        result = map_workload(layers_of(inputs["analysis.json"]), adg, dag.latency, cfg.arch, cfg.mapper, view,
+                              cfg.run.map_jobs)
     finally:
         interrupted = stop.requested()
         stop.clear()  # a later stage's Ctrl-C abandons the build again

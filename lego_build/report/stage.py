@@ -3,105 +3,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lego_build.config.compose import design_id, workload_label
 from lego_build.config.schema import LegoConfig
 from lego_build.ir.artifacts import Summary
 from lego_build.report import evidence
+from lego_build.report.summary import FILES, products, summarize
 from lego_build.runtime.artifacts import json_object, read_artifact
-
-#: what the report reads, by the names its tables use
-INPUTS = {"analysis": "analysis.json", "mapping": "mapping.json", "adg": "adg.json", "passes": "passes.json",
-          "sim": "sim/result.json"}
-
 
 
 def _ppu_ops(layer: dict) -> str:
     """The operators the PPU applied to a whole layer's results on their way to memory."""
     return " → ".join((layer.get("ppu") or {}).get("applied", [])) or "-"
 
+
+def _lint(sim: dict) -> str:
+    return (sim.get("products") or {}).get("lint", "not run")
+
+
 def _load(design_dir: Path, inputs=None) -> dict:
     """The typed artifacts (the runner's ``inputs``, else read from ``design_dir``: format versions
     and keys checked), as the plain JSON objects the tables are written against."""
     return {key: json_object(name, inputs[name] if inputs is not None else read_artifact(design_dir, name))
-            for key, name in INPUTS.items()}
-
-
-def wrapping_layers(design_dir: Path, adg: dict) -> list[dict]:
-    """With ``arch.overflow=wrap``: the layers whose worst-case sums exceed the accumulator, and
-    the bits they would need (lego_build.analysis.widths)."""
-    if not adg.get("acc_wraps"):
-        return []
-    from lego_build.analysis.lowering import lower
-    from lego_build.analysis.stage import load_layers
-    from lego_build.analysis.widths import required_acc_bits
-
-    out = []
-    for entry, kernel in load_layers(design_dir):
-        if kernel is None or lower(kernel, adg["kernel"]) is None:
-            continue
-        need = required_acc_bits(kernel, adg["operand_bits"])
-        if need > adg["acc_bits"]:
-            out.append({"layer": entry["name"], "bits_needed": need})
-    return out
-
-
-def fu_summary(adg: dict) -> dict:
-    """The array's FU kind (``arch.fu``): its name, what it computes and its operands' widths
-    (the input buffers', which an FU-language FU sets from its parameters)."""
-    from lego_build.fulang.kinds import FUS
-
-    fu = FUS.get(adg["fu"])
-    return {"name": fu.name, "doc": fu.doc, "expression": fu.product is not None,
-            "operand_bits": {n["tensor"]: n["bits"] for n in adg["nets"] if n["role"] == "in"}}
-
-
-def summarize(cfg: LegoConfig, doc: dict, design_dir: Path | None = None) -> dict:
-    """The key figures. The headline cycles, utilization and throughput come from each layer's best
-    evidence (:mod:`lego_build.report.evidence`); energy is the cost model's. Every figure covers
-    the mapped layers only; ``unmappable_mac_share`` says how much of the workload's MACs that leaves out."""
-    totals = doc["mapping"]["totals"]
-    final = doc["passes"]["passes"][-1]
-    fus = doc["adg"]["shape"][0] * doc["adg"]["shape"][1]
-    sim = doc["sim"]
-    macs, macs_mapped = doc["analysis"]["totals"]["macs"], totals["macs"]
-    head = evidence.headline(doc["mapping"], sim, fus, cfg.arch.clock_mhz)
-    return {
-        "design": design_id(cfg),
-        "arch": cfg.arch.name,
-        "workload": workload_label(cfg),
-        "mapper": cfg.mapper.name,
-        "optimizer": cfg.optimizer.name,
-        "target": cfg.target.name,
-        "array": list(doc["adg"]["shape"]),
-        "fu": fu_summary(doc["adg"]),
-        "macs": macs,
-        "macs_mapped": macs_mapped,
-        "unmappable_mac_share": round(1 - macs_mapped / macs, 6) if macs else 0.0,
-        "pj_per_mac": round(totals["energy_pj"] / macs_mapped, 6) if macs_mapped else 0.0,
-        "layers_mapped": totals["layers_mapped"],
-        "layers_unmappable": totals["layers_unmappable"],
-        "unmapped_ops": len(doc["analysis"]["unmapped"]),
-        "energy_pj": totals["energy_pj"],
-        "energy_by_level_pj": totals.get("energy_by_level_pj", {}),
-        "energy_by_tensor_pj": totals.get("energy_by_tensor_pj", {}),
-        **head,
-        "coverage": evidence.coverage(doc["mapping"], sim, macs),
-        # end to end (seed 004 §6.2): the array layers' headline cycles plus the PPU passes
-        "cycles_end_to_end": head["cycles"] + totals.get("ppu", {}).get("cycles", 0),
-        "energy_end_to_end_pj": totals.get("end_to_end_energy_pj", totals["energy_pj"]),
-        "register_bits": final["register_bits"],
-        "pipeline_latency": final["latency"],
-        "simulation": sim.get("status"),
-        "simulated_tiles": [{k: t[k] for k in ("layer", "kind", "dataflow", "match", "cycles_simulated",
-                                                "cycles_predicted")} for t in sim.get("tiles", [])],
-        "accumulator": {"bits": doc["adg"]["acc_bits"], "overflow": "wrap" if doc["adg"].get("acc_wraps") else "error",
-                        "wrapping_layers": wrapping_layers(design_dir, doc["adg"]) if design_dir else []},
-        "cells": sim.get("synth", {}).get("cells"),
-        "flip_flops": sim.get("synth", {}).get("flip_flops"),
-        "transistors": sim.get("synth", {}).get("transistors"),
-        **({"area_mm2": sim["asic"]["area_mm2"], "fmax_mhz": sim["asic"]["fmax_mhz"],
-            "power_mw": sim["asic"]["power_total_mw"]} if "asic" in sim else {}),
-    }
+            for key, name in FILES.items()}
 
 
 def headline_lines(summary: dict) -> list[str]:
@@ -140,54 +62,6 @@ def layer_lines(doc: dict, summary: dict) -> list[str]:
         else:
             lines.append(f"| {e['name']} | {e['op']} | {e['count']} | {e['reason']} | | | | | | | |")
     return lines
-
-
-def asic_lines(a: dict) -> list[str]:
-    """The standard-cell figures (:mod:`lego_build.sim.asic`): area and power by module class."""
-    total = sum(a["area_um2"].values())
-    out = [f"### Physical figures ({a['library']}, {a['node_nm']:g} nm, {a['vdd']:g} V)", "",
-           f"* {'the array alone' if a.get('top') == 'lego_top' else 'the array and its memory system'}: "
-           f"area **{a['area_mm2']} mm²** (SRAM banks included), Fmax **{a['fmax_mhz']} MHz** (worst path "
-           f"{a['critical_path'][0]} -> {a['critical_path'][1]}), power **{a['power_total_mw']} mW** at "
-           f"{a['power_mhz']:g} MHz; toggle rates {a['activity_source']}; the banks read and written every "
-           "cycle", "",
-           "| class | area (µm²) | share | power (mW) |", "|---|---:|---:|---:|"]
-    for c, v in sorted(a["area_um2"].items(), key=lambda kv: -kv[1]):
-        out.append(f"| {c} | {v:,} | {v / total:.1%} | {a['power_mw'].get(c, 0.0):,.3f} |")
-    if a.get("scaled"):
-        out += ["", "Scaled to other nodes by classical scaling (an estimate, not a measurement: `scaled` in "
-                "`lego_build/sim/asic.py`): " + "; ".join(
-                    f"{x['node_nm']:g} nm at {x['vdd']:g} V: {x['area_mm2']} mm², {x['fmax_mhz']} MHz, "
-                    f"{x['power_mw']} mW at {a['power_mhz']:g} MHz" for x in a["scaled"])]
-    if a.get("clock_gating"):
-        g = a["clock_gating"]
-        out += ["", f"Power gating (seed 004 §5.5): {g['gated_bits']} register bits in {g['blocks']} delay blocks "
-                f"have a clock enable, off {g['off_fraction']:.0%} of the simulated cycles; their data toggles are "
-                "gone from the measured figures above. With clock-gating cells at those enables (the library has "
-                f"none) their clock pins would also rest: {g['saved_mw']:,.3f} mW less (an estimate: "
-                f"{g['flop_clock_uw']} µW of clock per flip-flop, one gating cell per block)"]
-    if a.get("model_check"):
-        mc = a["model_check"]
-        out += ["", f"Cost model against this hardware ({mc['runs']} simulated runs, {mc['macs']:,} MACs; pJ at "
-                f"{mc['node_nm']:g} nm, the measured figures scaled by {mc['scale']:g}; "
-                "`lego_build/sim/energy_check.py`, "
-                "`doit calibrate` turns it into `arch.energy.table`):", "",
-                "| level | model (pJ) | measured (pJ) | model error |", "|---|---:|---:|---:|"]
-        out += [f"| {r['level']} | {r['model_pj']:,.1f} | {r['measured_pj']:,.1f} | "
-                f"{'-' if r['error'] is None else format(r['error'], '+.1%')} |" for r in mc["levels"]]
-        out += [f"| {c} (not in the model) | - | {v:,.1f} | - |" for c, v in mc["not_modelled_pj"].items()]
-    if a.get("runs"):
-        out += ["", "Energy of the simulated runs (power x measured cycles / clock): " + "; ".join(
-            (f"{r['kind']} tile of {r['layer']} ({r['data']})" if "kind" in r else f"layer {r['layer']}")
-            + f": {r['cycles']:,} cycles, {r['energy_nj']:,.1f} nJ" for r in a["runs"])]
-    out += ["", "SRAM macros (the model of `sram_macro` in `lego_build/sim/asic.py`): " + "; ".join(
-        f"{m['count']} x {m['width']}b x {m['depth']} ({m['area_um2']:,.0f} µm², {m['read_pj']:.1f} pJ per access)"
-        for m in a["sram"])]
-    if a.get("tables"):
-        out += ["", "Lookup-table macros (the PPU's activation tables, priced by the same model): " + "; ".join(
-            f"{t['count']} x {t['width']}b x {t['depth']} ({t['area_um2']:,.0f} µm² each)" for t in a["tables"])]
-    out += [""]
-    return out
 
 
 def _dataflows(adg: dict) -> str:
@@ -252,13 +126,8 @@ def render_markdown(summary: dict, doc: dict) -> str:
         "## Simulation",
         "",
     ]
-    if "synth" in sim:
-        synth = sim["synth"]
-        lines += [f"* Yosys (`synth -noabc`, banks black-boxed): {synth['cells']} cells, "
-                  f"{synth['flip_flops']} flip-flops, "
-                  f"{synth.get('transistors', '?')} transistors (`stat -tech cmos` estimate)", ""]
-    if "asic" in sim:
-        lines += asic_lines(sim["asic"])
+    for product, value in products(sim):  # what the target adds, as it declares (lego_build.targets)
+        lines += product.lines(value)
     if sim.get("status") == "skipped":
         lines.append(f"Skipped ({sim['reason']}).")
     elif sim.get("layers"):
@@ -268,7 +137,7 @@ def render_markdown(summary: dict, doc: dict) -> str:
             f"(scope {sim['scope']}; AXI {mem['bus_bits']} bit, DRAM {mem['dram_bytes_per_cycle']:g} B/cycle, "
             f"{mem['dram_latency_cycles']} cycles latency): {sim['outputs']} outputs, {sim['mismatches']} mismatches "
             f"against exact arithmetic (data {', '.join(sim['data'])}; seed {sim['seed']}), "
-            f"lint {sim.get('lint', 'not run')}",
+            f"lint {_lint(sim)}",
             f"* cycles: {net['cycles']} measured in RTL, {net['cycles_predicted']} predicted by the latency model "
             f"(error {net['error']:+.1%}, worst layer {net['max_layer_error']:.1%}; one instance of each layer); "
             f"the array waited {net['load_wait']} cycles for loads and {net['store_wait']} for stores",
@@ -288,7 +157,7 @@ def render_markdown(summary: dict, doc: dict) -> str:
         lines += [
             f"* verdict: **{sim['status']}** on {len(sim['tiles'])} tiles, one Verilator build: {sim['outputs']} "
             f"outputs, {sim['mismatches']} mismatches against exact arithmetic (data: "
-            f"{', '.join(sim.get('data', ['random']))}; seed {sim['seed']}), lint {sim.get('lint', 'not run')}",
+            f"{', '.join(sim.get('data', ['random']))}; seed {sim['seed']}), lint {_lint(sim)}",
             f"* coverage: {evidence.coverage_text(summary['coverage'])}; the headline cycles are not from these "
             "tiles (target.scope=layers or network runs whole layers in RTL)",
             "",

@@ -1,7 +1,7 @@
 """Named extension points: a closed vocabulary defined once, open to users' packages.
 
 Each vocabulary (FU kinds, back-end passes, LP solvers, mapper searches, model
-importers) is one :class:`Registry`, kept in the package that owns it. Its
+importers, targets) is one :class:`Registry`, kept in the package that owns it. Its
 built-ins are ``name -> "module:attribute"`` (one registration line each, loaded
 on first use so that ``dodo.py`` stays light); a user's package adds names with a
 Python entry point in the registry's group, e.g. in its ``pyproject.toml``::
@@ -33,7 +33,7 @@ T = TypeVar("T")
 #: every entry-point group lego_build reads (presets are config directories, read by
 #: :func:`lego_build.config.plugins.preset_dirs`; the rest are Python objects)
 GROUPS: tuple[str, ...] = ("lego_build.fus", "lego_build.passes", "lego_build.solvers", "lego_build.searches",
-                           "lego_build.importers", "lego_build.presets")
+                           "lego_build.importers", "lego_build.targets", "lego_build.presets")
 
 
 def _load(ref: str) -> Any:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 
 from lego_build.errors import StageError
 
@@ -23,3 +24,28 @@ def require_tool(env: str, names: tuple[str, ...], hint: str) -> str:
     if not tool:
         raise StageError(f"{names[0]} not found: {hint} (or set {env})")
     return tool
+
+
+@dataclass(frozen=True)
+class Tool:
+    """An external program, declared once where it is used (a target's ``tools``,
+    :mod:`lego_build.targets`): what it is called, the variable that overrides it, the
+    executables looked up on PATH and how to install it (said when it is missing)."""
+
+    name: str
+    env: str
+    names: tuple[str, ...]
+    install: str
+
+    def path(self) -> str:
+        """The tool's path; a one-line :class:`StageError` naming the install if missing
+        (:func:`require_tool`)."""
+        return require_tool(self.env, self.names, self.install)
+
+    def missing(self) -> str | None:
+        """Why the tool cannot be used (one line), or ``None`` when it is there."""
+        try:
+            self.path()
+        except StageError as exc:
+            return str(exc)
+        return None

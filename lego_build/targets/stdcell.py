@@ -1,8 +1,5 @@
-"""Physical figures of the generated RTL (``target=asic``, issue 19): area, clock and power
-from an open standard-cell flow (Debian's ``qflow`` package: Yosys, ABC, OpenSTA and the OSU
-cell libraries).
-
-The flow, on ``lego_soc`` (the array and its memory system), buffer banks as SRAM macros:
+"""The ``asic`` target's standard-cell flow (:mod:`.asic`, issue 19), from Debian's ``qflow`` (Yosys,
+ABC, OpenSTA, the OSU cell libraries), on ``lego_soc`` (the array and its memory system):
 
 * **Area by module class** from a hierarchical synthesis (each module mapped on its own, as
   a bottom-up flow does: ``synth``, ``dfflibmap``, ABC with the library, fan-out buffering
@@ -48,12 +45,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lego_build.errors import StageError
-from lego_build.runtime.tools import require_tool
+from lego_build.runtime.tools import Tool
 from lego_build.runtime.userdirs import cache_root
-from lego_build.sim.yosys import rtl_sources
+from lego_build.targets.yosys import rtl_sources
 
 QFLOW_TECH = Path("/usr/share/qflow/tech")  # Debian's qflow-tech-* packages
 INSTALL = "apt-get install -y qflow"
+#: the flow's programs: qflow's Yosys (with ABC and the Liberty commands: not PyPI's WebAssembly
+#: build, :mod:`.yosys`) and OpenSTA
+YOSYS = Tool("yosys (qflow)", "LEGO_QFLOW_YOSYS", ("yosys",), INSTALL)
+STA = Tool("sta (OpenSTA)", "LEGO_STA", ("sta",), INSTALL)
 # Yosys's ABC script for a liberty library less ``&fraig -x`` (which does not finish on these
 # designs), with ABC's fan-out buffering and gate sizing after mapping
 ABC_SCRIPT = "strash\ndc2\nstrash\ndch -f\nmap\ntopo\nbuffer -p\nupsize\ndnsize\nstime -p\n"
@@ -129,8 +130,8 @@ def scaled(area_mm2: float, fmax_mhz: float, power_mw: float, lib: Library, node
 
 def require_asic_tools(library: str, node_nm: float = 0.0) -> None:
     """Yosys and OpenSTA (Debian's qflow brings both) and the Liberty file; a one-line error if missing."""
-    require_tool("LEGO_QFLOW_YOSYS", ("yosys",), INSTALL)
-    require_tool("LEGO_STA", ("sta",), INSTALL)
+    YOSYS.path()
+    STA.path()
     Library.load(library, node_nm)
 
 
@@ -166,7 +167,7 @@ def _yosys(rtl: Path, files: list[str], banks: list[str], lib: Library, top: str
     (:func:`_netlist_key`: a ``target.seed`` or ``target.scope`` change, a calibration after a build,
     another design directory of the same arch), which the cache root keeps
     (:func:`lego_build.runtime.userdirs.cache_root`, ``netlists/``)."""
-    yosys = require_tool("LEGO_QFLOW_YOSYS", ("yosys",), INSTALL)
+    yosys = YOSYS.path()
     abc = out / "abc.script"
     abc.write_text(ABC_SCRIPT)
 
@@ -249,7 +250,7 @@ def _sta(netlist: Path, lib: Library, tops: list[str], period_ns: float, activit
                       "set_output_delay 0 -clock clk [all_outputs]", "report_wns", "report_checks -digits 3"]
     script = netlist.with_suffix(".sta.tcl")
     script.write_text("\n".join(lines) + "\n")
-    proc = subprocess.run([require_tool("LEGO_STA", ("sta",), INSTALL), "-exit", str(script)],
+    proc = subprocess.run([STA.path(), "-exit", str(script)],
                           capture_output=True, text=True)
     text = proc.stdout + proc.stderr
     current = None

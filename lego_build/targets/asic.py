@@ -1,0 +1,158 @@
+"""``target.flow=asic`` (issue 19): lint, simulate with Verilator's toggle coverage
+(``target.scope``: tiles, whole layers, or ``none``), then area by module class, Fmax and
+power from the standard-cell flow (:mod:`.stdcell`: Yosys + ABC + OpenSTA on a Liberty
+library, Debian's ``qflow``), each simulated run's energy, and the cost model's per-level
+energy checked against them (:mod:`.energy_check`).
+
+The simulated toggles price the modules the runs cover; the others toggle at
+``target.activity`` (a stated default). ``target.asic_top``: the design with its memory
+system (``lego_soc``) or the array alone (``lego_top``).
+"""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from lego_build.config.schema import ASIC_TOPS
+from lego_build.ir.dag import DelaySpec
+from lego_build.runtime.artifacts import read_artifact
+from lego_build.sim.verilator import VERILATOR
+from lego_build.targets import energy_check, stdcell
+from lego_build.targets.base import Product, Target
+from lego_build.targets.verilator import LINT, lint
+
+
+def gated_blocks(dag, runs: dict[str, int]) -> dict:
+    """The power-gated delay blocks (seed 004 §5.5) and how long they were off in the runs:
+    ``runs`` maps a dataflow to the cycles simulated in it; a block clocked only in the
+    dataflows of its enable is off in the others. ``bit_cycles``: register bits x cycles off."""
+    blocks = [(e.width * e.delay, e.enable) for e in dag.edges if e.delay and e.enable]
+    blocks += [(n.width * n.latency, n.spec(DelaySpec).enable) for n in dag.nodes
+               if n.kind == "delay" and n.spec(DelaySpec).enable]
+    return {"blocks": len(blocks), "bits": sum(b for b, _ in blocks),
+            "bit_cycles": sum(b * c for b, on in blocks for df, c in runs.items() if df not in on)}
+
+
+def physical(cfg, design_dir: Path, activity: dict | None = None, runs: list[dict] = (),
+             layers: list[dict] = ()) -> dict:
+    """Area, Fmax and power of the design's RTL (:mod:`.stdcell`); the SRAM macros
+    are its banks: per tensor, lanes x two halves x sub-banks; ``activity`` the toggles the
+    simulated ``runs`` made (modules it does not cover toggle at ``target.activity``); with
+    runs, each one's energy and the cost model's check against them (``layers``: the mapping)."""
+    dag, hm = read_artifact(design_dir, "dag.json"), read_artifact(design_dir, "rtl/host_interface.json")
+    ways = {t: hm.rows_of(i) for i, t in enumerate(hm.input_tensors)}
+    buffers = [(b.bits, b.depth // ways.get(b.tensor, 1), 2 * b.lanes * ways.get(b.tensor, 1), ways.get(b.tensor, 1))
+               for b in dag.buffers]
+    if activity:
+        activity = {**activity, "gated": gated_blocks(dag, activity.pop("dataflow_cycles", {}))}
+    with tempfile.TemporaryDirectory(prefix="lego_build-asic-") as tmp:
+        out = stdcell.implement(design_dir / "rtl", buffers, cfg.target.library, cfg.target.asic_mhz,
+                             cfg.target.activity, Path(tmp), activity, cfg.target.node_nm,
+                             ASIC_TOPS[cfg.target.asic_top])
+    print(f"simulate: asic ({out['library']}, {out['node_nm']:g} nm): {out['area_mm2']} mm2 with SRAM, "
+          f"Fmax {out['fmax_mhz']} MHz, {out['power_total_mw']} mW at {out['power_mhz']:g} MHz "
+          f"(toggle rates: {out['activity_source']})")
+    if runs:
+        out["runs"] = run_energy(out, runs)
+        out["model_check"] = energy_check.check(out, runs, layers)
+    return out
+
+
+def run_energy(asic_figures: dict, runs: list[dict]) -> list[dict]:
+    """Per simulated run (a tile's, or a whole layer's), its energy (nJ) at the asic clock:
+    the design's power (with the toggle rates of all the runs) times the run's measured
+    cycles over the clock (issue 19)."""
+    mw, mhz = asic_figures["power_total_mw"], asic_figures["power_mhz"]
+    return [{**{k: v for k, v in r.items() if k != "full"}, "energy_nj": round(mw * r["cycles"] / mhz, 3)}
+            for r in runs]
+
+
+def asic_lines(a: dict) -> list[str]:
+    """``report.md``: the standard-cell figures, area and power by module class, the cost model's check."""
+    total = sum(a["area_um2"].values())
+    out = [f"### Physical figures ({a['library']}, {a['node_nm']:g} nm, {a['vdd']:g} V)", "",
+           f"* {'the array alone' if a.get('top') == 'lego_top' else 'the array and its memory system'}: "
+           f"area **{a['area_mm2']} mm²** (SRAM banks included), Fmax **{a['fmax_mhz']} MHz** (worst path "
+           f"{a['critical_path'][0]} -> {a['critical_path'][1]}), power **{a['power_total_mw']} mW** at "
+           f"{a['power_mhz']:g} MHz; toggle rates {a['activity_source']}; the banks read and written every "
+           "cycle", "",
+           "| class | area (µm²) | share | power (mW) |", "|---|---:|---:|---:|"]
+    for c, v in sorted(a["area_um2"].items(), key=lambda kv: -kv[1]):
+        out.append(f"| {c} | {v:,} | {v / total:.1%} | {a['power_mw'].get(c, 0.0):,.3f} |")
+    if a.get("scaled"):
+        out += ["", "Scaled to other nodes by classical scaling (an estimate, not a measurement: `scaled` in "
+                "`lego_build/targets/stdcell.py`): " + "; ".join(
+                    f"{x['node_nm']:g} nm at {x['vdd']:g} V: {x['area_mm2']} mm², {x['fmax_mhz']} MHz, "
+                    f"{x['power_mw']} mW at {a['power_mhz']:g} MHz" for x in a["scaled"])]
+    if a.get("clock_gating"):
+        g = a["clock_gating"]
+        out += ["", f"Power gating (seed 004 §5.5): {g['gated_bits']} register bits in {g['blocks']} delay blocks "
+                f"have a clock enable, off {g['off_fraction']:.0%} of the simulated cycles; their data toggles are "
+                "gone from the measured figures above. With clock-gating cells at those enables (the library has "
+                f"none) their clock pins would also rest: {g['saved_mw']:,.3f} mW less (an estimate: "
+                f"{g['flop_clock_uw']} µW of clock per flip-flop, one gating cell per block)"]
+    if a.get("model_check"):
+        mc = a["model_check"]
+        out += ["", f"Cost model against this hardware ({mc['runs']} simulated runs, {mc['macs']:,} MACs; pJ at "
+                f"{mc['node_nm']:g} nm, the measured figures scaled by {mc['scale']:g}; "
+                "`lego_build/targets/energy_check.py`, "
+                "`doit calibrate` turns it into `arch.energy.table`):", "",
+                "| level | model (pJ) | measured (pJ) | model error |", "|---|---:|---:|---:|"]
+        out += [f"| {r['level']} | {r['model_pj']:,.1f} | {r['measured_pj']:,.1f} | "
+                f"{'-' if r['error'] is None else format(r['error'], '+.1%')} |" for r in mc["levels"]]
+        out += [f"| {c} (not in the model) | - | {v:,.1f} | - |" for c, v in mc["not_modelled_pj"].items()]
+    if a.get("runs"):
+        out += ["", "Energy of the simulated runs (power x measured cycles / clock): " + "; ".join(
+            (f"{r['kind']} tile of {r['layer']} ({r['data']})" if "kind" in r else f"layer {r['layer']}")
+            + f": {r['cycles']:,} cycles, {r['energy_nj']:,.1f} nJ" for r in a["runs"])]
+    out += ["", "SRAM macros (the model of `sram_macro` in `lego_build/targets/stdcell.py`): " + "; ".join(
+        f"{m['count']} x {m['width']}b x {m['depth']} ({m['area_um2']:,.0f} µm², {m['read_pj']:.1f} pJ per access)"
+        for m in a["sram"])]
+    if a.get("tables"):
+        out += ["", "Lookup-table macros (the PPU's activation tables, priced by the same model): " + "; ".join(
+            f"{t['count']} x {t['width']}b x {t['depth']} ({t['area_um2']:,.0f} µm² each)" for t in a["tables"])]
+    out += [""]
+    return out
+
+
+def asic_rows(asic: dict) -> list[tuple[str, str]]:
+    """``report.html``: the headline figures, each class's area and power, power gating, the model check."""
+    rows = [("Standard cells", f"{asic['library']} ({asic['node_nm']:g} nm): {asic['area_mm2']} mm² with SRAM, "
+                               f"Fmax {asic['fmax_mhz']} MHz, {asic['power_total_mw']} mW at {asic['power_mhz']:g} MHz "
+                               f"(toggle rates {asic['activity_source']})")]
+    rows += [(f"  {c}", f"{v:,} µm², {asic['power_mw'].get(c, 0.0):,.3f} mW")
+             for c, v in sorted(asic["area_um2"].items(), key=lambda kv: -kv[1])]
+    if asic.get("clock_gating"):
+        g = asic["clock_gating"]
+        rows.append(("Power gating", f"{g['gated_bits']} register bits clock-enabled, off {g['off_fraction']:.0%} of "
+                                     f"the cycles; with clock-gating cells {g['saved_mw']:,.3f} mW less (estimate)"))
+    for r in (asic.get("model_check") or {}).get("levels", []):
+        err = "" if r["error"] is None else f", model error {r['error']:+.1%}"
+        rows.append((f"Model check: {r['level']}", f"model {r['model_pj']:,.1f} pJ, measured "
+                                                   f"{r['measured_pj']:,.1f} pJ at 28 nm{err}"))
+    return rows
+
+
+#: the physical figures; the summary carries area, Fmax and power
+ASIC = Product("asic", "Standard cells", {"area_mm2": "area_mm2", "fmax_mhz": "fmax_mhz", "power_mw": "power_total_mw"},
+               asic_lines, asic_rows)
+
+
+def check(cfg) -> None:
+    """The Liberty file of ``target.library`` (and its node) before any work."""
+    stdcell.Library.load(cfg.target.library, cfg.target.node_nm)
+
+
+def run(cfg, design_dir: Path, inputs):
+    from lego_build.sim.simulate import finish, simulate, simulated_runs  # numpy and the simulator
+
+    checked = {"lint": lint(design_dir)}
+    result = {**simulate(cfg, design_dir, inputs, coverage=True), "target": cfg.target.flow}
+    activity = result.pop("activity", None)  # none when nothing ran: every net at the default rate
+    runs = simulated_runs(result) if result["status"] != "skipped" else []
+    checked["asic"] = physical(cfg, design_dir, activity, runs, inputs["mapping.json"].layers)
+    return finish({**result, "products": checked}, design_dir)
+
+
+TARGET = Target("asic", "lint, simulate with toggle coverage, then area, Fmax and power from Yosys + ABC + OpenSTA",
+                run, tools=(VERILATOR, stdcell.YOSYS, stdcell.STA), products=(LINT, ASIC), simulates=True, check=check)

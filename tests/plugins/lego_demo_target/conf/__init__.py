@@ -1,0 +1,1 @@
+"""The plugin's preset: ``target=demo_lines`` (a Hydra config directory)."""

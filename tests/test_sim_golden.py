@@ -10,7 +10,7 @@ import pytest
 from lego_build.analysis.kernels import conv2d, gemm, mttkrp
 from lego_build.analysis.widths import reduction_length, required_acc_bits, worst_case_sum
 from lego_build.ir.testdata import GENERATED
-from lego_build.mapping.tiles import window
+from lego_build.mapping.sim_tile import window
 from lego_build.sim import golden as golden_mod
 from lego_build.sim.golden import file_operands, golden, load_data_file, pattern_operands, random_operands, wrap_signed
 

@@ -19,8 +19,8 @@ from lego_build.mapping.latency import grid
 from lego_build.runtime.artifacts import read_artifact
 from lego_build.sim import memsys, soc_tb, verilator
 from lego_build.sim.golden import pattern_operands
-from lego_build.sim.layout import image_lanes, image_reads, input_banks, output_reads
 from lego_build.sim.layers import scope_layers
+from lego_build.sim.layout import image_lanes, image_reads, input_banks, output_reads
 from lego_build.sim.tiles import with_bits
 from rtl_templates_free import PPU_LUT, PPU_RELU, PPU_REQUANT
 

@@ -173,7 +173,7 @@ def test_the_edge_tile_differs_from_its_layers_first_tile(tmp_path):
     from lego_build.analysis.lowering import lower
     from lego_build.analysis.networks import network
     from lego_build.ir.mapping import Mapping
-    from lego_build.mapping.tiles import edge_tile, fit_tile
+    from lego_build.mapping.sim_tile import edge_tile, fit_tile
     from lego_build.runtime.artifacts import read_artifact
 
     tiles = _representatives(tmp_path, ["arch=eyeriss", "workload=resnet50"])

@@ -65,7 +65,8 @@ def refuse_moved(overrides) -> None:
         if key in MOVED:
             new = MOVED[key]
             how = (f"write {new}={value}" if new != "target.flow" else
-                   "pick what the simulate stage does with target=verilator, rtl, yosys or asic (or target.flow=<name>)")
+                   "pick what the simulate stage does with target=verilator, rtl, yosys or asic "
+                   "(or target.flow=<name>)")
             raise ConfigError(f"{key} moved to {new}; {how}")
 
 

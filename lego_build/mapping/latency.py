@@ -51,7 +51,7 @@ from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.soc import SocMap
 from lego_build.ir.workload import Kernel
-from lego_build.mapping.tiles import fit_tile, strides
+from lego_build.mapping.sim_tile import fit_tile, strides
 
 MAX_BURST = 256
 LOAD_START = 1  # the load engine's start after the sequencer's decision (the decision: one cycle)

@@ -11,9 +11,22 @@ from math import prod
 from pathlib import Path
 
 from lego_build.report import evidence, plots
-from lego_build.report.html_format import (CSS, SECTIONS, card_html, esc, figure_html, fmt_energy,
-                                          fmt_int, fmt_mark, fmt_pct, fmt_share, fmt_si, row_html, section_html,
-                                          table_html)
+from lego_build.report.html_format import (
+    CSS,
+    SECTIONS,
+    card_html,
+    esc,
+    figure_html,
+    fmt_energy,
+    fmt_int,
+    fmt_mark,
+    fmt_pct,
+    fmt_share,
+    fmt_si,
+    row_html,
+    section_html,
+    table_html,
+)
 from lego_build.report.summary import design_config, products, summarize
 
 # ---------------------------------------------------------------- data
@@ -98,9 +111,11 @@ def _summary(h: dict, doc: dict) -> str:
         card_html("Energy", esc(fmt_energy(h.get("energy_pj"))),
               f"{esc(h.get('energy_source', evidence.ENERGY_SOURCE))}; "
               + (f"{(h.get('energy_pj') or 0) / mapped_macs:.2f} pJ per mapped MAC; " if mapped_macs else "") + scope),
-        card_html("Simulated MACs", esc(fmt_share(h.get("coverage"))), esc(evidence.coverage_text(h.get("coverage") or {}))),
+        card_html("Simulated MACs", esc(fmt_share(h.get("coverage"))),
+                  esc(evidence.coverage_text(h.get("coverage") or {}))),
         card_html("Layers mapped", fmt_int(h.get("layers_mapped")),
-              f"{fmt_int(h.get('layers_unmappable'))} unmappable, {fmt_int(h.get('unmapped_ops', 0))} ops without a unit"),
+              f"{fmt_int(h.get('layers_unmappable'))} unmappable, "
+              f"{fmt_int(h.get('unmapped_ops', 0))} ops without a unit"),
         card_html("MACs", esc(fmt_si(h.get("macs"))), fmt_int(h.get("macs"))),
         card_html("Register bits", fmt_int(h.get("register_bits")) if h.get("register_bits") is not None else "-",
               f"pipeline latency {esc(h.get('pipeline_latency', '-'))} cycles"),
@@ -192,10 +207,11 @@ def _energy_section(mapped: list[dict], doc: dict) -> str:
         levels = plots.level_order(list(by_level) + [lv for lv in matrix if lv not in by_level])
         tensors = list(by_tensor) + sorted({t for row in matrix.values() for t in row} - set(by_tensor))
         num = set(range(1, len(tensors) + 2))
-        rows = [row_html([esc(lv)] + [f"{matrix.get(lv, {}).get(t, 0.0) / scale:,.2f}" if t in matrix.get(lv, {}) else ""
-                                 for t in tensors]
+        rows = [row_html([esc(lv)] + [f"{matrix.get(lv, {}).get(t, 0.0) / scale:,.2f}"
+                                      if t in matrix.get(lv, {}) else "" for t in tensors]
                      + [f"{sum(matrix.get(lv, {}).values()) / scale:,.2f}"], num) for lv in levels]
-        rows.append(row_html(["total"] + [f"{sum(r.get(t, 0.0) for r in matrix.values()) / scale:,.2f}" for t in tensors]
+        rows.append(row_html(["total"] + [f"{sum(r.get(t, 0.0) for r in matrix.values()) / scale:,.2f}"
+                                          for t in tensors]
                          + [f"{sum(sum(r.values()) for r in matrix.values()) / scale:,.2f}"], num, "total"))
         parts.append(f"<h3>Energy by level and tensor ({unit}, whole network)</h3>")
         parts.append(table_html(["level"] + [esc(t) for t in tensors] + ["total"], rows, num))
@@ -258,8 +274,9 @@ def _adg(adg: dict) -> str:
         vectors = ", ".join(f"({', '.join(str(x) for x in v)}): {d}" for v, d in net.get("link_vectors", [])) or "-"
         dfs = sorted({df for lk in links for df in lk.get("dataflows", [])}
                      | {df for pd in net.get("port_dataflows", []) for df in pd})
-        trs.append(row_html([esc(net.get("tensor", "?")), esc(net.get("role", "?")), fmt_int(net.get("bits", 0)), esc(vectors),
-                         fmt_int(len(links)), fmt_int(delayed), fmt_int(len(net.get("ports", []))), esc(", ".join(dfs) or "-")],
+        trs.append(row_html([esc(net.get("tensor", "?")), esc(net.get("role", "?")), fmt_int(net.get("bits", 0)),
+                             esc(vectors), fmt_int(len(links)), fmt_int(delayed), fmt_int(len(net.get("ports", []))),
+                             esc(", ".join(dfs) or "-")],
                         {2, 4, 5, 6}))
     parts.append("<h3>Nets</h3>")
     parts.append(table_html(["tensor", "role", "bits", "link vectors (\u0394s: delay)", "links", "delayed", "ports",
@@ -299,7 +316,8 @@ def _passes(passes_doc: dict | None) -> str:
         for prev, cur in zip(passes, passes[1:]):
             a, b = prev.get(key), cur.get(key)
             if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b < a:
-                savings.append(f"{esc(cur.get('pass', '?'))}: {esc(key.replace('_', ' '))} {fmt_int(a)} \u2192 {fmt_int(b)}")
+                savings.append(f"{esc(cur.get('pass', '?'))}: {esc(key.replace('_', ' '))} "
+                               f"{fmt_int(a)} \u2192 {fmt_int(b)}")
     if savings:
         lines.append("Reductions: " + "; ".join(savings) + ".")
     num = set(range(1, len(PASS_COLUMNS) + 1))
@@ -357,7 +375,8 @@ def _simulation(sim: dict | None, cov: dict | None = None) -> str:
             rows.append(row_html([esc(t.get("layer", "?")), esc(t.get("kind", "?")), esc(t.get("dataflow", "?")),
                               f"<code>{esc(tile)}</code>", f'<code class="offset">{esc(offset)}</code>',
                               fmt_int(t.get("outputs")), fmt_int(t.get("mismatches")),
-                              fmt_mark(t.get("match")), fmt_int(t.get("cycles_simulated")), fmt_int(t.get("cycles_predicted")),
+                              fmt_mark(t.get("match")), fmt_int(t.get("cycles_simulated")),
+                              fmt_int(t.get("cycles_predicted")),
                               fmt_mark(t.get("cycles_match")), esc(fifo or "-"), esc(ppu)], num, "" if ok else "bad"))
         parts.append("<h3>Simulated tiles</h3>")
         parts.append(table_html(["layer", "kind", "dataflow", "tile", "offset", "outputs", "mismatches", "match",
@@ -366,8 +385,9 @@ def _simulation(sim: dict | None, cov: dict | None = None) -> str:
     layers = sim.get("layers") or []
     if layers:
         num = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}
-        rows = [row_html([esc(r["layer"]), esc(r["kind"]), esc(r["dataflow"]), fmt_int(r["tiles"]), fmt_int(r["outputs"]),
-                      fmt_int(r["mismatches"]), fmt_int(r["cycles"]), fmt_int(r["cycles_predicted"]), esc(f"{r['error']:+.1%}"),
+        rows = [row_html([esc(r["layer"]), esc(r["kind"]), esc(r["dataflow"]), fmt_int(r["tiles"]),
+                          fmt_int(r["outputs"]), fmt_int(r["mismatches"]), fmt_int(r["cycles"]),
+                          fmt_int(r["cycles_predicted"]), esc(f"{r['error']:+.1%}"),
                       fmt_int(round(r["cycles_mapper"])), fmt_int(r["load_wait"]), fmt_int(r["store_wait"]),
                       fmt_int(r["bytes_read"]), fmt_int(r["bytes_written"])], num, "" if not r["mismatches"] else "bad")
                 for r in layers]

@@ -20,7 +20,7 @@ from lego_build.ir.dataflow import Dataflow
 from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.workload import Kernel
-from lego_build.mapping.tiles import strides
+from lego_build.mapping.sim_tile import strides
 
 
 def used_ports(net, dataflow: str) -> list[tuple[int, tuple[int, ...]]]:

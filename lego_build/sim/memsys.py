@@ -24,7 +24,7 @@ from lego_build.ir.mapping import Mapping
 from lego_build.ir.soc import COUNTERS, CYCLES, SocMap
 from lego_build.ir.workload import Kernel
 from lego_build.mapping.latency import Grid, Traffic, grid, layer_cycles, layer_traffic, mem_system, moving
-from lego_build.mapping.tiles import strides
+from lego_build.mapping.sim_tile import strides
 from lego_build.sim import verilator
 from lego_build.sim.golden import golden, wrap_signed
 from lego_build.sim.layout import fifo_registers, image_lanes, image_reads

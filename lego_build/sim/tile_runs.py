@@ -17,7 +17,7 @@ from lego_build.ir.adg import ADG
 from lego_build.ir.host import HostMap
 from lego_build.ir.testdata import EXTREMES
 from lego_build.ir.workload import Kernel
-from lego_build.mapping.tiles import reduction_tile, window
+from lego_build.mapping.sim_tile import reduction_tile, window
 from lego_build.sim import verilator
 from lego_build.sim.golden import golden, outputs_computed, wrap_signed
 from lego_build.sim.layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads

@@ -19,7 +19,7 @@ from lego_build.ir.adg import ADG
 from lego_build.ir.artifacts import MappingDoc
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.workload import Kernel, layer_kind
-from lego_build.mapping.tiles import edge_tile, fit_tile
+from lego_build.mapping.sim_tile import edge_tile, fit_tile
 from lego_build.runtime.artifacts import read_artifact
 from lego_build.sim.golden import file_operands, load_data_file, pattern_operands
 

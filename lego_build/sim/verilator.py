@@ -25,7 +25,6 @@ from lego_build.runtime.tools import Tool
 from lego_build.runtime.userdirs import write_log
 from lego_build.sim import objcache
 
-
 #: a testbench's toggle-coverage code (built with ``coverage``): its headers, the reset of the
 #: counts when a run starts, and the write of ``$LEGO_COVERAGE.<k>.dat`` when run ``k`` ends
 COVERAGE = {"@COV_INCLUDES@\n": r"""#ifdef LEGO_COVERAGE

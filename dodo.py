@@ -10,11 +10,12 @@ before anything is written under ``out/``.
 Each stage task writes into ``out/<design-id>/`` (locked while doit runs, so a second
 build of the design waits) and is up to date when its ``file_dep`` are unchanged, its
 targets exist and ``config_changed`` sees the same config keys (only those the stage
-reads, ``Stage.reads`` in :mod:`lego_build.flow.stages`: no stage reads the ``run``
-settings) and the same code hash. All paths handed to doit are relative and the dep database is JSON (``out/.doit/<design-id>.json``,
-saved atomically), so ``out/`` can be copied into another checkout, at any path, and
-stays up to date. A build killed at any point re-runs what did not finish; one stopped
-by bad input (exit 2) leaves ``out/`` byte-identical (:mod:`lego_build.runtime.journal`).
+reads, ``Stage.reads`` in :mod:`lego_build.flow.stages`: no stage hashes the ``run``
+settings) and the same code hash. All paths handed to doit are relative and the dep
+database is JSON (``out/.doit/<design-id>.json``, saved atomically), so ``out/`` can be
+copied into another checkout, at any path, and stays up to date. A build killed at any
+point re-runs what did not finish; one stopped by bad input (exit 2) leaves ``out/``
+byte-identical (:mod:`lego_build.runtime.journal`).
 """
 import signal
 from pathlib import Path

@@ -14,8 +14,16 @@ from dataclasses import fields, is_dataclass
 
 import pytest
 
-from lego_build.config.compose import (COST_MODEL, DESIGN_KEYS, HARDWARE, _schemas, compose, config_slice,
-                                       design_id, key_value)
+from lego_build.config.compose import (
+    COST_MODEL,
+    DESIGN_KEYS,
+    HARDWARE,
+    _schemas,
+    compose,
+    config_slice,
+    design_id,
+    key_value,
+)
 from lego_build.flow.stages import STAGES
 from lego_build.runtime.artifacts import Inputs, write_outputs
 
@@ -81,7 +89,8 @@ def test_every_stage_reads_only_the_keys_it_declares(tmp_path, monkeypatch):
     for stage in STAGES:  # run_stage's steps, the stage function's reads recorded (the runner writes all of cfg)
         module, func = stage.func.split(":")
         current[0] = stage.name
-        outputs = getattr(importlib.import_module(module), func)(cfg, tmp_path, Inputs(tmp_path, stage.inputs, stage.name))
+        run = getattr(importlib.import_module(module), func)
+        outputs = run(cfg, tmp_path, Inputs(tmp_path, stage.inputs, stage.name))
         current[0] = None
         write_outputs(tmp_path, outputs or {}, stage.outputs, stage.name)
     seen = {stage.name: {key for name, key in reads if name == stage.name} for stage in STAGES}

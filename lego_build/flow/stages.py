@@ -10,11 +10,10 @@ A stage is up to date while the config keys it declares (``reads``) keep their v
 (:func:`lego_build.config.compose.config_slice`): a key covers everything below it
 (``target``, ``arch.energy``, ``arch.energy.mac_pj``), and a key no stage declares (the
 ``run`` settings: jobs, time and memory budgets) re-runs nothing. The design directory
-already fixes the workload and the hardware (:data:`~lego_build.config.compose.DESIGN_KEYS`),
-so a stage declares them where it reads them to say so; what makes stages re-run inside a
-design directory is the rest: the arch's cost model (only ``map`` reads it), ``mapper``,
-``optimizer`` and ``target``. ``tests/test_flow_stages.py`` records the keys each stage
-reads and checks they are declared.
+fixes the workload and the hardware (:data:`~lego_build.config.compose.DESIGN_KEYS`);
+inside it, what re-runs stages is the arch's cost model (only ``map`` reads it), the
+``mapper``, ``optimizer`` and ``target`` settings. ``tests/test_flow_stages.py`` records
+the keys each stage reads and checks that it declares them.
 """
 from __future__ import annotations
 

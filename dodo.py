@@ -8,13 +8,14 @@ API). A bad value prints ``error: <message>`` on one line and exits with status 
 before anything is written under ``out/``.
 
 Each stage task writes into ``out/<design-id>/`` (locked while doit runs, so a second
-build of the design waits) and is up to date when its
-``file_dep`` are unchanged, its targets exist and ``config_changed`` sees the same
-config slices (only the groups the stage reads) and the same code hash. All paths
-handed to doit are relative and the dep database is JSON (``out/.doit/<design-id>.json``,
-saved atomically), so ``out/`` can be copied into another checkout, at any path, and
-stays up to date. A build killed at any point re-runs what did not finish; one stopped
-by bad input (exit 2) leaves ``out/`` byte-identical (:mod:`lego_build.runtime.journal`).
+build of the design waits) and is up to date when its ``file_dep`` are unchanged, its
+targets exist and ``config_changed`` sees the same config keys (only those the stage
+reads, ``Stage.reads`` in :mod:`lego_build.flow.stages`: no stage hashes the ``run``
+settings) and the same code hash. All paths handed to doit are relative and the dep
+database is JSON (``out/.doit/<design-id>.json``, saved atomically), so ``out/`` can be
+copied into another checkout, at any path, and stays up to date. A build killed at any
+point re-runs what did not finish; one stopped by bad input (exit 2) leaves ``out/``
+byte-identical (:mod:`lego_build.runtime.journal`).
 """
 import signal
 from pathlib import Path
@@ -23,7 +24,7 @@ from doit import doit_cmd
 from doit.task import clean_targets
 from doit.tools import config_changed
 
-from lego_build.config.compose import design_id, group_slice
+from lego_build.config.compose import HARDWARE, config_slice, design_id, key_value
 from lego_build.flow import tasks
 from lego_build.flow.stages import STAGES, config_file_deps
 from lego_build.runtime import journal
@@ -59,27 +60,21 @@ DOIT_CONFIG = {
     "minversion": "0.36.0",
 }
 
-_WHAT = {
-    "analyze": "workload IR, MACs, tensor sizes, reuse",
-    "map": "costed temporal + spatial mapping",
-    "graph": "FU-level architecture graph (LEGO front end)",
-    "optimize": "primitive-level DAG and back-end passes (LP delay matching, ...)",
-    "emit": "Verilog via Veriloggen",
-    "simulate": "Verilator run vs NumPy golden model and predicted cycles",
-    "report": "report.md and summary.json",
-}
-
 
 def _design_path(rel):
     return f"{DESIGN_DIR}/{rel}"
 
 
+def _keys_text(keys):
+    """The config keys a stage reads, with the hardware keys (``arch`` without its cost model) as one."""
+    rest = [k for k in keys if k not in HARDWARE]
+    hardware = ["arch (the hardware, not its cost model)"] if len(rest) < len(keys) else []
+    return [f"cfg.{k}" for k in rest] + hardware
+
+
 def _stage_doc(stage):
-    reads = [f"cfg.{g}" for g in stage.groups] + list(stage.inputs)
-    return (
-        f"{_WHAT.get(stage.name, stage.name)}; "
-        f"reads {', '.join(reads) or 'nothing'}; writes {', '.join(stage.outputs)}"
-    )
+    reads = _keys_text(stage.reads) + list(stage.inputs)
+    return f"{stage.what or stage.name}; reads {', '.join(reads) or 'nothing'}; writes {', '.join(stage.outputs)}"
 
 
 def _make_stage_task(stage):
@@ -90,7 +85,7 @@ def _make_stage_task(stage):
             "actions": [(tasks.run_stage_action, [stage.name, CFG, DESIGN_DIR])],
             "file_dep": [_design_path(p) for p in stage.inputs] + config_file_deps(stage, CFG),
             "targets": [_design_path(p) for p in stage.outputs],
-            "uptodate": [config_changed({**{g: group_slice(CFG, g) for g in stage.groups}, "code": CODE_HASH})],
+            "uptodate": [config_changed({**config_slice(CFG, stage.reads), "code": CODE_HASH})],
             "clean": [
                 clean_targets,
                 *[(tasks.remove_tree, [_design_path(d)]) for d in tasks.owned_dirs(stage, STAGES)],
@@ -132,6 +127,6 @@ def task_calibrate():
         "task_dep": [f"simulate:{DESIGN_ID}"],
         "file_dep": [_design_path("sim/result.json")],
         "targets": [_design_path(tasks.ENERGY_TABLE)],
-        "uptodate": [config_changed({"energy": group_slice(CFG, "arch")["energy"], "code": CODE_HASH})],
+        "uptodate": [config_changed({"energy": key_value(CFG, "arch.energy"), "code": CODE_HASH})],
         "clean": True,
     }

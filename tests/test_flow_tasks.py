@@ -38,7 +38,8 @@ CASES = (
      "target.max_cycles=400 cycles before layer gemm finished"),
     ("verilator-compile", ("target.seed=5",), {"LEGO_VERILATOR": "<fake>", "LEGO_CACHE_DIR": "<cache>"}, 1,
      "Verilator build failed"),
-    ("sigint-in-emit", ("target.seed=6",), {"LEGO_CRASH_AT": "emit:2:before:INT"}, 130, "stage emit interrupted"),
+    # a target setting does not re-run emit (it reads the bus width alone); another optimizer does
+    ("sigint-in-emit", ("optimizer=greedy",), {"LEGO_CRASH_AT": "emit:2:before:INT"}, 130, "stage emit interrupted"),
     ("sigterm-in-simulate", ("target.seed=6",), {"LEGO_CRASH_AT": "simulate:3:before:TERM"}, 130,
      "stage simulate interrupted"),
     ("sigint-in-report", ("target.seed=6",), {"LEGO_CRASH_AT": "report:2:after:INT"}, 130, "stage report interrupted"),
@@ -97,7 +98,9 @@ def test_failure_rolls_back_out(failures, case):
     again = failures[cid]["again"]
     if again is not None:  # an interrupted build is finished by the next one, which runs the remaining stages
         assert again.returncode == 0, again.stdout + again.stderr
-        assert ran(again.stdout) >= {"emit", "simulate", "report"}
+        last = ("emit", "simulate", "report")
+        stopped = case[2]["LEGO_CRASH_AT"].split(":")[0]
+        assert ran(again.stdout) >= set(last[last.index(stopped):])
 
 
 @pytest.mark.slow

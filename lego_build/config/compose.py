@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from lego_build.config.plugins import preset_dirs
-from lego_build.config.schema import GROUPS, SCHEMAS, LegoConfig
+from lego_build.config.schema import GROUPS, SCHEMAS, ArchConf, LegoConfig
 from lego_build.errors import ConfigError
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
@@ -364,15 +364,63 @@ def _compose(overrides: list[str], search: list[str], conf_dir: Path, reuse: boo
 
 
 def group_slice(cfg: LegoConfig, group: str) -> dict[str, Any]:
-    """The plain-dict slice of one group (what a stage's up-to-date check hashes)."""
+    """The plain-dict slice of one group."""
     if group not in GROUPS:
         raise KeyError(group)
     return asdict(getattr(cfg, group))
 
 
-def config_hash(cfg: LegoConfig, groups: Iterable[str]) -> str:
-    payload = {g: group_slice(cfg, g) for g in groups}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+#: the cost model inside ``arch``: the per-access energies, the memory levels a mapping is
+#: costed on, the unrollings the mapper may search and who picks the tiles (the mapper or
+#: Gemmini's rule). None of it changes the hardware, so it is not in the design id; only
+#: the map stage reads it (``tests/test_flow_stages.py``).
+COST_MODEL: tuple[str, ...] = ("arch.energy", "arch.memory", "arch.unroll", "arch.tiling")
+#: ``arch`` without its cost model: the hardware, one key per field of the arch schema
+HARDWARE: tuple[str, ...] = tuple(key for key in (f"arch.{f.name}" for f in fields(ArchConf)) if key not in COST_MODEL)
+#: what the design id hashes: the hardware and the workload it runs
+DESIGN_KEYS: tuple[str, ...] = ("workload", *HARDWARE)
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value):
+        return asdict(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def key_value(cfg: LegoConfig, key: str) -> Any:
+    """The plain-JSON value of a dotted config key (``arch``, ``arch.energy``,
+    ``arch.energy.mac_pj``): a group or a dataclass as a dict; ``KeyError`` naming the key
+    for one the config does not have. A key below an unset optional part (``arch.multicore``
+    is ``None``) is ``None``."""
+    group, *rest = key.split(".")
+    if group not in GROUPS:
+        raise KeyError(f"{key}: not a config key (the groups: {', '.join(GROUPS)})")
+    value: Any = getattr(cfg, group)
+    for i, part in enumerate(rest):
+        if value is None:
+            return None
+        if is_dataclass(value) and part in {f.name for f in fields(value)}:
+            value = getattr(value, part)
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            raise KeyError(f"{key}: not a config key (no {part!r} in {'.'.join([group, *rest[:i]])})")
+    return _plain(value)
+
+
+def config_slice(cfg: LegoConfig, keys: Iterable[str]) -> dict[str, Any]:
+    """``{key: value}`` (:func:`key_value`) of ``keys``, sorted: what a stage's up-to-date check
+    and the design id hash. A key not asked for is not in it (the ``run`` group, say)."""
+    return {key: key_value(cfg, key) for key in sorted(set(keys))}
+
+
+def config_hash(cfg: LegoConfig, keys: Iterable[str]) -> str:
+    """SHA-256 of :func:`config_slice` as canonical JSON."""
+    return hashlib.sha256(json.dumps(config_slice(cfg, keys), sort_keys=True).encode()).hexdigest()
 
 
 def workload_label(cfg: LegoConfig) -> str:
@@ -386,10 +434,11 @@ def workload_label(cfg: LegoConfig) -> str:
 
 def design_id(cfg: LegoConfig) -> str:
     """``<arch>-<workload>-<hash8>`` (:func:`workload_label`: a model file's stem): the hash covers
-    the arch and workload groups.
+    :data:`DESIGN_KEYS`, the workload and the hardware (``arch`` without its :data:`COST_MODEL`).
 
-    The design directory identifies the hardware and the workload it runs; the
-    mapper, optimizer and target settings are tracked per stage inside it, so a
-    change of ``target.*`` re-runs only the stages that read it.
+    The design directory identifies the hardware and the workload it runs; the cost model,
+    the mapper, optimizer and target settings are tracked per stage inside it (each stage
+    hashes the keys it reads, :mod:`lego_build.flow.stages`), and what no stage reads (the
+    ``run`` settings) is hashed nowhere.
     """
-    return f"{cfg.arch.name}-{workload_label(cfg)}-{config_hash(cfg, ('arch', 'workload'))[:8]}"
+    return f"{cfg.arch.name}-{workload_label(cfg)}-{config_hash(cfg, DESIGN_KEYS)[:8]}"

@@ -735,5 +735,3 @@ SCHEMAS: tuple[tuple[str, str, type], ...] = (
 GROUPS: tuple[str, ...] = ("workload", "arch", "mapper", "optimizer", "target", "run")
 #: the group of how to run a build (:class:`RunConf`): no stage hashes it
 RUN_GROUP = "run"
-#: the groups that say what to build (every group but :data:`RUN_GROUP`)
-DESIGN_GROUPS: tuple[str, ...] = tuple(g for g in GROUPS if g != RUN_GROUP)

@@ -89,7 +89,7 @@ def test_compulsory_elements_count_what_the_loops_cover():
 
 
 def test_a_layer_bound_is_the_larger_of_compute_and_dram_plus_the_latency():
-    cfg, (b,) = _bounds(["arch.dram_bytes_per_cycle=0.5", "arch.dram_latency_cycles=100"])
+    cfg, (b,) = _bounds(["arch.memsys.dram_bytes_per_cycle=0.5", "arch.memsys.dram_latency_cycles=100"])
     assert b.compute_cycles == 16 * 16 * 16 // 16 and b.dram_bound
     assert b.dram_cycles == ceil((768 - 2 * 16) / 0.5) and b.cycles == b.dram_cycles + 100  # two 16-byte beats held
     _, (fast,) = _bounds([])
@@ -97,14 +97,14 @@ def test_a_layer_bound_is_the_larger_of_compute_and_dram_plus_the_latency():
 
 
 def test_a_whole_layer_over_max_cycles_stops_before_any_stage():
-    slow = ["arch.dram_bytes_per_cycle=0.01", "target.scope=layers", "target.max_cycles=50000"]
+    slow = ["arch.memsys.dram_bytes_per_cycle=0.01", "target.scope=layers", "target.max_cycles=50000"]
     cfg = compose(slow)
     with pytest.raises(BudgetError) as err:
         check(cfg, validate(cfg))
     assert str(err.value) == (
-        "target.scope=layers: layer gemm needs at least 73,664 cycles (768 bytes at arch.dram_bytes_per_cycle=0.01) "
-        "but target.max_cycles=50,000 stops a layer's simulation before that; raise arch.dram_bytes_per_cycle or "
-        "target.max_cycles, or use target.scope=tiles")
+        "target.scope=layers: layer gemm needs at least 73,664 cycles (768 bytes at "
+        "arch.memsys.dram_bytes_per_cycle=0.01) but target.max_cycles=50,000 stops a layer's simulation before that; "
+        "raise arch.memsys.dram_bytes_per_cycle or target.max_cycles, or use target.scope=tiles")
     for fine in (["target.scope=tiles"], ["target.max_cycles=80000"], ["run.confirm=true"], ["target=rtl"]):
         cfg = compose([*slow, *fine])  # tiles do not run whole layers; rtl simulates nothing
         check(cfg, validate(cfg))
@@ -121,9 +121,10 @@ def test_layers_scope_counts_one_layer_per_kind_and_network_every_layer():
     kinds = budget.scope_bounds(cfg, bounds)
     assert sorted(b.kind for b in kinds) == ["conv", "matmul", "pointwise"]  # the fc layer as written
     assert all(b.cycles == min(c.cycles for c in bounds if c.kind == b.kind) for b in kinds)
-    net = compose(["arch=eyeriss", "workload=resnet50", "target.scope=network", "arch.dram_bytes_per_cycle=0.05"])
+    net = compose(["arch=eyeriss", "workload=resnet50", "target.scope=network",
+                   "arch.memsys.dram_bytes_per_cycle=0.05"])
     with pytest.raises(BudgetError, match=r"^target.scope=network: layer layer4.0.conv2 needs at least [\d,]+ cycles "
-                                          r"\(2,384,384 bytes at arch.dram_bytes_per_cycle=0.05\)"):
+                                          r"\(2,384,384 bytes at arch.memsys.dram_bytes_per_cycle=0.05\)"):
         check(net, validate(net))  # its 2.4 MB of weights alone take 47 M cycles at 0.05 B/cycle
 
 
@@ -142,7 +143,7 @@ def test_whole_layer_time_is_estimated_from_the_bounds():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("overrides", [
-    ["workload=lenet", "target.scope=network", "arch.dram_bytes_per_cycle=0.5"],  # DRAM-bound
+    ["workload=lenet", "target.scope=network", "arch.memsys.dram_bytes_per_cycle=0.5"],  # DRAM-bound
     ["workload=lenet", "target.scope=network"],  # compute-bound
 ])
 def test_the_bounds_never_exceed_the_cycles_measured_in_rtl(tmp_path, overrides):

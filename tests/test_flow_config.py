@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from lego_build.config.compose import CONF_DIR, available_options, compose, design_id, group_slice, workload_label
-from lego_build.config.schema import GROUPS, LegoConfig
+from lego_build.config.schema import GROUPS, MOVED, LegoConfig
 from lego_build.errors import ConfigError
 
 
@@ -217,6 +217,23 @@ def test_an_unknown_key_or_preset_suggests_the_closest(overrides, message):
         assert str(info.value).startswith(message)
 
 
+def test_a_memory_system_key_says_where_it_went(tmp_path):
+    """``arch.axi_data_bits`` and the DRAM's two keys live in ``arch.memsys`` now: the old
+    spelling, as an override or in a preset, is refused with the new one."""
+    import shutil
+
+    for old, new in MOVED.items():
+        with pytest.raises(ConfigError) as info:
+            compose([f"{old}=64"])
+        assert str(info.value) == f"{old} moved to {new}"
+    conf = tmp_path / "conf"
+    shutil.copytree(CONF_DIR, conf)
+    (conf / "arch" / "old.yaml").write_text("defaults:\n  - systolic\ndram_bytes_per_cycle: 8\n")
+    with pytest.raises(ConfigError) as info:
+        compose(["arch=old"], conf_dir=conf)
+    assert str(info.value) == "arch.dram_bytes_per_cycle moved to arch.memsys.dram_bytes_per_cycle"
+
+
 @pytest.mark.parametrize("override, message", [
     ("arch.rowsé=4", "arch.rowsé: the key has a non-ASCII character 'é' (U+00E9) at position 10; retype the key in "
                      "plain ASCII, e.g. arch.rows"),
@@ -252,11 +269,12 @@ def test_dicts_of_plain_values_take_new_keys_from_an_override(reuse):
 OUT_OF_RANGE = [
     (["target.seed=-1"], "target.seed=-1: must be an integer >= 0"),
     (["mapper.seed=-1"], "mapper.seed=-1: must be an integer >= 0"),
-    (["arch.dram_bytes_per_cycle=1e-9"], "arch.dram_bytes_per_cycle=1e-09: must be at least 0.01"),
-    (["arch.dram_bytes_per_cycle=0.0099"], "arch.dram_bytes_per_cycle=0.0099: must be at least 0.01"),
-    (["arch.dram_bytes_per_cycle=nan"], "arch.dram_bytes_per_cycle=nan: must be a finite number"),
-    (["arch.dram_bytes_per_cycle=inf"], "arch.dram_bytes_per_cycle=inf: must be a finite number"),
-    (["arch.dram_latency_cycles=1000001"], "arch.dram_latency_cycles=1000001: must be from 0 to 1,000,000"),
+    (["arch.memsys.dram_bytes_per_cycle=1e-9"], "arch.memsys.dram_bytes_per_cycle=1e-09: must be at least 0.01"),
+    (["arch.memsys.dram_bytes_per_cycle=0.0099"], "arch.memsys.dram_bytes_per_cycle=0.0099: must be at least 0.01"),
+    (["arch.memsys.dram_bytes_per_cycle=nan"], "arch.memsys.dram_bytes_per_cycle=nan: must be a finite number"),
+    (["arch.memsys.dram_bytes_per_cycle=inf"], "arch.memsys.dram_bytes_per_cycle=inf: must be a finite number"),
+    (["arch.memsys.dram_latency_cycles=1000001"],
+     "arch.memsys.dram_latency_cycles=1000001: must be from 0 to 1,000,000"),
     (["arch.clock_mhz=0"], "arch.clock_mhz=0.0: must be > 0"),
     (["arch.clock_mhz=-inf"], "arch.clock_mhz=-inf: must be a finite number"),
     (["arch.onchip_kb=nan"], "arch.onchip_kb=nan: must be a finite number"),
@@ -285,10 +303,11 @@ def test_every_numeric_setting_has_a_range(overrides, message):
 
 
 def test_the_range_limits_themselves_are_accepted():
-    cfg = compose(["arch.dram_bytes_per_cycle=0.01", "arch.dram_latency_cycles=1000000", "target.seed=0",
-                   "mapper.seed=0", "workload.bits=32", "arch.operand_bits=32", "arch.acc_bits=64",
+    cfg = compose(["arch.memsys.dram_bytes_per_cycle=0.01", "arch.memsys.dram_latency_cycles=1000000",
+                   "target.seed=0", "mapper.seed=0", "workload.bits=32", "arch.operand_bits=32", "arch.acc_bits=64",
                    "arch.energy.hop_pj=0"])
-    assert (cfg.arch.dram_bytes_per_cycle, cfg.arch.dram_latency_cycles, cfg.target.seed) == (0.01, 1_000_000, 0)
+    memsys = cfg.arch.memsys
+    assert (memsys.dram_bytes_per_cycle, memsys.dram_latency_cycles, cfg.target.seed) == (0.01, 1_000_000, 0)
     assert compose(["arch=eyeriss_ruby", "arch.memory.0.read_pj=-1"]).arch.memory[0].read_pj == -1
 
 

@@ -30,7 +30,8 @@ def test_every_drawn_layer_composes_and_stays_small(preset):
     for combo in combinations(6, SEED, (preset,)):
         cfg = compose(combo.overrides())
         assert cfg.mapper.objective == combo.objective and cfg.target.scope == "layers"
-        assert cfg.arch.dram_bytes_per_cycle == combo.bandwidth and cfg.arch.dram_latency_cycles == combo.latency
+        memsys = cfg.arch.memsys
+        assert memsys.dram_bytes_per_cycle == combo.bandwidth and memsys.dram_latency_cycles == combo.latency
         w = cfg.workload
         if w.kind == "gemm":
             assert w.M * w.N * w.K <= MAX_MACS or combo.layer in REAL["gemm"]
@@ -43,7 +44,7 @@ def test_every_drawn_layer_composes_and_stays_small(preset):
 def test_a_combination_names_what_it_runs():
     combo = Combo("nvdla", ("workload=conv2d", "workload.in_ch=3"), "edp", 4, 32)
     assert combo.label == "nvdla conv2d(in_ch=3) edp 4 B/cycle lat 32"
-    assert "arch.dram_latency_cycles=32" in combo.overrides() and "target.scope=layers" in combo.overrides()
+    assert "arch.memsys.dram_latency_cycles=32" in combo.overrides() and "target.scope=layers" in combo.overrides()
 
 
 @pytest.mark.slow

@@ -131,6 +131,7 @@ def test_design_id_ignores_the_memory_levels_of_the_cost_model():
     assert design_id(compose([*base, "arch.memory.1.size_bytes=64"])) == design_id(compose(base))
 
 
-@pytest.mark.parametrize("override", ["arch.rows=2", "arch.axi_data_bits=64", "arch.clock_mhz=250", "workload.M=24"])
+@pytest.mark.parametrize("override", ["arch.rows=2", "arch.memsys.axi_data_bits=64", "arch.clock_mhz=250",
+                                      "workload.M=24"])
 def test_design_id_covers_the_hardware_and_the_workload(override):
     assert design_id(compose([override])) != design_id(compose())

@@ -127,8 +127,8 @@ def test_headline_and_sections_content(design, page):
     doc = load(out)
     mapped = [e for e in doc["mapping"]["layers"] if e["status"] == "mapped"]
     points = plots.roofline_points(mapped, doc["analysis"], doc["adg"]["operand_bits"])
-    assert plots.implied_dram_bytes_per_cycle(points) == pytest.approx(cfg.arch.dram_bytes_per_cycle)
-    assert f"DRAM roof {cfg.arch.dram_bytes_per_cycle:g} B/cycle" in page
+    assert plots.implied_dram_bytes_per_cycle(points) == pytest.approx(cfg.arch.memsys.dram_bytes_per_cycle)
+    assert f"DRAM roof {cfg.arch.memsys.dram_bytes_per_cycle:g} B/cycle" in page
     # nothing ran in RTL: each layer's cycles are the latency model's where the map stage timed it, else
     # the mapper's roofline, and the cards say which
     layers = [e for e in mapped]

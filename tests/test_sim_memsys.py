@@ -15,6 +15,7 @@ from lego_build.errors import ConfigError, InputError, StageError
 from lego_build.flow.budget import layer_bounds
 from lego_build.ir.artifacts import MappingDoc
 from lego_build.ir.mapping import Mapping
+from lego_build.ir.soc import MemSys
 from lego_build.mapping.latency import grid
 from lego_build.runtime.artifacts import read_artifact
 from lego_build.sim import memsys, soc_tb, verilator
@@ -35,7 +36,7 @@ LAYERS = {
     "gemm-partial-tiles": (["workload.M=50", "workload.N=30", "workload.K=37", "arch.buffer_depth=32",
                             "mapper.mapspace=ruby"], 50 * 30),
     "gemm-32bit-bus": (["workload.M=38", "workload.N=22", "workload.K=37", "arch.buffer_depth=64",
-                        "arch.axi_data_bits=32"], 38 * 22),
+                        "arch.memsys.axi_data_bits=32"], 38 * 22),
     "ws-systolic": (["arch.dataflows.main.spatial=[k,n]", "workload.K=37", "workload.N=9", "arch.buffer_depth=32"],
                     16 * 9),
     "conv-ohow-s2-p1": (["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[oh,ow]",
@@ -215,7 +216,8 @@ def _program(design: Path, mutate=None, epilogue=(), binary=None):
         run = replace(run, regs=tuple(mutate(sm, r, v) for r, v in run.regs))
     binary = binary or verilator.build(design / "rtl", design / "socbuild", False, top="lego_soc",
                                        testbench=soc_tb.testbench(sm))
-    return memsys.run_layers(binary, hm, sm, [run], 16, 20, 10**6)[0], run, binary
+    dram = MemSys(axi_data_bits=sm.bus_bits, dram_bytes_per_cycle=16, dram_latency_cycles=20)
+    return memsys.run_layers(binary, hm, sm, [run], dram, 10**6)[0], run, binary
 
 
 def test_outputs_go_back_through_the_ppu(tmp_path):
@@ -256,10 +258,10 @@ def test_a_wrong_last_tile_bound_is_caught(tmp_path):
 
 
 @pytest.mark.parametrize("override,key", [
-    ("arch.dram_bytes_per_cycle=0", "arch.dram_bytes_per_cycle"),
-    ("arch.dram_latency_cycles=-1", "arch.dram_latency_cycles"),
-    ("arch.axi_data_bits=48", "arch.axi_data_bits"),
-    ("arch.axi_data_bits=16", "arch.axi_data_bits"),
+    ("arch.memsys.dram_bytes_per_cycle=0", "arch.memsys.dram_bytes_per_cycle"),
+    ("arch.memsys.dram_latency_cycles=-1", "arch.memsys.dram_latency_cycles"),
+    ("arch.memsys.axi_data_bits=48", "arch.memsys.axi_data_bits"),
+    ("arch.memsys.axi_data_bits=16", "arch.memsys.axi_data_bits"),
     ("target.scope=everything", "target.scope"),
 ])
 def test_bad_memory_system_settings_name_the_key(override, key):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from lego_build.config.plugins import preset_dirs
-from lego_build.config.schema import GROUPS, SCHEMAS, ArchConf, LegoConfig
+from lego_build.config.schema import GROUPS, MOVED, SCHEMAS, ArchConf, LegoConfig
 from lego_build.errors import ConfigError
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
@@ -129,7 +129,9 @@ def closest(word: str, known: Iterable[str]) -> str | None:
 
 def unknown_key(full_key: str, known: Iterable[str]) -> str:
     """``<key>: unknown config key; did you mean <close key>?`` (difflib over the keys beside it),
-    or the keys there are when none is close."""
+    or the keys there are when none is close; where it went for a key that moved (:data:`MOVED`)."""
+    if full_key in MOVED:
+        return f"{full_key} moved to {MOVED[full_key]}"
     known = sorted(known)
     leaf = re.split(r"[.\[]", full_key)[-1].rstrip("]")
     parent = full_key[: len(full_key) - len(leaf)]

@@ -20,6 +20,7 @@ from omegaconf import MISSING
 from lego_build.errors import ConfigError
 from lego_build.ir.families import FAMILIES
 from lego_build.ir.mapping import MAPSPACES, OBJECTIVES, TILINGS, UNROLLS
+from lego_build.ir.soc import MemSys
 from lego_build.ir.testdata import GENERATED, PATTERNS
 
 
@@ -244,11 +245,44 @@ class ModelFileWorkload:
 
 
 # --------------------------------------------------------------------------- arch
-#: the least DRAM bandwidth a design may have (``arch.dram_bytes_per_cycle``): a byte per 100
-#: cycles, an order of magnitude below a quad-SPI memory's (about 0.1 at a 500 MHz clock)
+#: the least DRAM bandwidth a design may have (``arch.memsys.dram_bytes_per_cycle``): a byte per
+#: 100 cycles, an order of magnitude below a quad-SPI memory's (about 0.1 at a 500 MHz clock)
 MIN_DRAM_BYTES_PER_CYCLE = 0.01
-#: the longest DRAM latency (``arch.dram_latency_cycles``): a million cycles, 1 ms at 1 GHz
+#: the longest DRAM latency (``arch.memsys.dram_latency_cycles``): a million cycles, 1 ms at 1 GHz
 MAX_DRAM_LATENCY_CYCLES = 1_000_000
+
+
+@dataclass
+class MemsysConf:
+    """The memory system around the array (``lego_soc``) and the DRAM it talks to, in one place:
+    the AXI4 data width the RTL is emitted with (lego_build.emit.soc), the DRAM's bandwidth and
+    latency the testbench's DRAM model runs (lego_build.sim.soc_tb) and the latency model predicts
+    with (lego_build.mapping.latency). :meth:`ir` is what every stage passes on, whole
+    (:class:`lego_build.ir.soc.MemSys`); a new memory-system setting is a field here and there.
+
+    Not ``frozen``: Hydra composes a frozen dataclass's node read-only, so no preset or override
+    could set a key; the stages see the frozen :class:`~lego_build.ir.soc.MemSys`.
+    """
+
+    axi_data_bits: int = 128  # the AXI4 data width of lego_soc's master port
+    dram_bytes_per_cycle: float = 16.0  # the DRAM's bandwidth, reads and writes together
+    dram_latency_cycles: int = 64  # cycles from a burst's address to its first data beat (the DRAM model)
+
+    def __post_init__(self) -> None:
+        _finite("arch.memsys", self, "dram_bytes_per_cycle")
+        if self.dram_bytes_per_cycle < MIN_DRAM_BYTES_PER_CYCLE:
+            raise ConfigError(f"arch.memsys.dram_bytes_per_cycle={self.dram_bytes_per_cycle:g}: must be at least "
+                              f"{MIN_DRAM_BYTES_PER_CYCLE:g} (DRAM bandwidth in bytes per clock cycle, e.g. 16)")
+        if not 0 <= self.dram_latency_cycles <= MAX_DRAM_LATENCY_CYCLES:
+            raise ConfigError(f"arch.memsys.dram_latency_cycles={self.dram_latency_cycles}: must be from 0 to "
+                              f"{MAX_DRAM_LATENCY_CYCLES:,} (cycles from a burst's address to its first data, e.g. 64)")
+        if self.axi_data_bits < 32 or self.axi_data_bits > 1024 or self.axi_data_bits & (self.axi_data_bits - 1):
+            raise ConfigError(f"arch.memsys.axi_data_bits={self.axi_data_bits}: must be a power of two from 32 to "
+                              "1024 (AXI4 data width), e.g. 128")
+
+    def ir(self) -> MemSys:
+        return MemSys(axi_data_bits=self.axi_data_bits, dram_bytes_per_cycle=self.dram_bytes_per_cycle,
+                      dram_latency_cycles=self.dram_latency_cycles)
 
 
 @dataclass
@@ -457,9 +491,7 @@ class ArchConf:
     broadcast: str = "ports"  # a shared word in a merged design: read at every port, or forwarded over links
     max_fus: int = 4096
     clock_mhz: float = 500.0
-    dram_bytes_per_cycle: float = 16.0
-    dram_latency_cycles: int = 64  # cycles from a burst's address to its first data beat (the DRAM model)
-    axi_data_bits: int = 128  # the memory system's AXI4 data width (lego_build.emit.soc)
+    memsys: MemsysConf = field(default_factory=MemsysConf)  # bus width, DRAM bandwidth and latency
     energy: EnergyConf = field(default_factory=EnergyConf)
     memory: List[MemLevelConf] = field(default_factory=list)  # cost-model levels; empty: the generated array's own
     # with ``memory`` (the generated array's own FUs and links decide these): a MAC keeps its input
@@ -473,7 +505,7 @@ class ArchConf:
     def __post_init__(self) -> None:
         _check_memory(self.memory)
         _positive("arch", self, "rows", "cols", "operand_bits", "acc_bits", "d_s", "buffer_depth", "max_fus")
-        _finite("arch", self, "onchip_kb", "clock_mhz", "dram_bytes_per_cycle")
+        _finite("arch", self, "onchip_kb", "clock_mhz")
         if self.clock_mhz <= 0:
             raise ConfigError(f"arch.clock_mhz={self.clock_mhz}: must be > 0 (the array's clock in MHz, e.g. 500)")
         if self.d_t < 0:
@@ -508,15 +540,6 @@ class ArchConf:
                                   f"arch.onchip_kb={self.onchip_kb}")
         _choice("arch", "tiling", self.tiling, tuple(TILINGS))
         _choice("arch", "broadcast", self.broadcast, BROADCASTS)
-        if self.dram_bytes_per_cycle < MIN_DRAM_BYTES_PER_CYCLE:
-            raise ConfigError(f"arch.dram_bytes_per_cycle={self.dram_bytes_per_cycle:g}: must be at least "
-                              f"{MIN_DRAM_BYTES_PER_CYCLE:g} (DRAM bandwidth in bytes per clock cycle, e.g. 16)")
-        if not 0 <= self.dram_latency_cycles <= MAX_DRAM_LATENCY_CYCLES:
-            raise ConfigError(f"arch.dram_latency_cycles={self.dram_latency_cycles}: must be from 0 to "
-                              f"{MAX_DRAM_LATENCY_CYCLES:,} (cycles from a burst's address to its first data, e.g. 64)")
-        if self.axi_data_bits < 32 or self.axi_data_bits > 1024 or self.axi_data_bits & (self.axi_data_bits - 1):
-            raise ConfigError(f"arch.axi_data_bits={self.axi_data_bits}: must be a power of two from 32 to 1024 "
-                              "(AXI4 data width), e.g. 128")
         if self.acc_bits < 2 * self.operand_bits:
             raise ConfigError(f"arch.acc_bits={self.acc_bits}: must hold a product (>= 2 x arch.operand_bits)")
 
@@ -688,13 +711,15 @@ class RunConf:
                               "must be >= 0 (0: no limit of your own)")
 
 
-#: keys that moved to another group: ``old -> new`` (an override of the old key is refused with
-#: one line naming the new one, :func:`lego_build.flow.validate.refuse_moved`)
+#: keys that moved: ``old -> new`` (an override of the old key is refused with one line naming the
+#: new one, :func:`lego_build.flow.validate.refuse_moved`; in a preset file,
+#: :func:`lego_build.config.compose.unknown_key`)
 MOVED: Dict[str, str] = {
     "target.jobs": "run.jobs", "target.ray_address": "run.ray_address", "target.max_memory_gb": "run.max_memory_gb",
     "target.max_minutes": "run.max_minutes", "target.confirm": "run.confirm", "mapper.jobs": "run.map_jobs",
     "target.simulate": "target.flow", "target.lint": "target.flow", "target.synth": "target.flow",
     "target.asic": "target.flow",
+    **{f"arch.{k}": f"arch.memsys.{k}" for k in ("axi_data_bits", "dram_bytes_per_cycle", "dram_latency_cycles")},
 }
 
 

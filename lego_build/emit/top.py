@@ -1,8 +1,13 @@
 """Top-level generator: one instance or wire per DAG node, one register chain per delayed edge.
 
-Port map and timing of the host interface: :mod:`lego_build.backend.interface`.
+Each node kind has its emitter (:data:`NODE_KINDS`, keyed like
+:data:`lego_build.ir.dag.SPEC_OF_KIND`); the kinds the controller drives (:data:`CONTROLLER_KINDS`)
+have none. Port map and timing of the host interface: :mod:`lego_build.backend.interface`.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
 
 from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
 
@@ -10,71 +15,109 @@ from lego_build.backend.interface import HostMap, host_map
 from lego_build.emit.ctrl import mk_ctrl
 from lego_build.emit.fold import Banks, df_is, fold_input, fold_output
 from lego_build.fulang.kinds import FUS
-from lego_build.ir.dag import DAG, DelaySpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, PortSpec
+from lego_build.ir.dag import DAG, DelaySpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, Node, PortSpec
 from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_bank_rows, mk_fifo, mk_mac, mk_ppu, mk_table
 from rtl_templates_free.primitives import PPU_TABLE
+
+#: node kinds whose signals the controller drives (:func:`lego_build.emit.ctrl.mk_ctrl`): no instance of their own
+CONTROLLER_KINDS: tuple[str, ...] = ("ctrl", "agen", "cfg", "dfsel")
 
 
 def _edge_name(e: Edge) -> str:
     return f"{e.src}__{e.dst}_{e.dst_port}"
 
 
-def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
-    """Return the top module, its submodules (one per distinct name), and the host map;
-    ``bus_bits`` the memory system's AXI width (the bank rows one DMA write fills)."""
-    hm = host_map(dag, bus_bits)
-    m = Module("lego_top")
-    clk = m.Input("clk")
-    rst = m.Input("rst")
-    cfg_we = m.Input("cfg_we")
-    cfg_addr = m.Input("cfg_addr", hm.cfg_addr_bits)
-    cfg_wdata = m.Input("cfg_wdata", hm.counter_bits)
-    start = m.Input("start")
-    busy = m.Output("busy")
-    done = m.Output("done")
-    running = m.Output("stepping")  # the controller's steps are running (a new start is accepted when low)
-    fin = m.Output("fin")
-    rfin = m.Output("rfin")  # the run's last input-bank read is done: its input halves may be refilled
-    host_we = m.Input("host_we")
-    host_tensor = m.Input("host_tensor", hm.tensor_bits)
-    host_lane = m.Input("host_lane", hm.lane_bits)
-    host_addr = m.Input("host_addr", hm.addr_bits)
-    host_wdata = m.Input("host_wdata", hm.operand_bits)
-    rd_lane = m.Input("rd_lane", hm.lane_bits)
-    rd_addr = m.Input("rd_addr", hm.addr_bits)
-    rd_data = m.Output("rd_data", hm.out_bits)
-    # the memory system's side (lego_build.emit.soc): ping-pong halves, whole rows per cycle
-    nin = len(hm.input_tensors)
-    in_half = m.Input("in_half", nin)  # per input tensor: a tensor the next tile does not change keeps its half
-    out_half = m.Input("out_half")
-    acc = m.Input("acc")
-    dma_we = m.Input("dma_we")
-    dma_half = m.Input("dma_half")
-    dma_tensor = m.Input("dma_tensor", hm.tensor_bits)
-    dma_addr = m.Input("dma_addr", hm.addr_bits)
-    dma_row = m.Input("dma_row", hm.fill * hm.in_row_bits)  # ``fill`` rows, slot j for bank address j mod rows
-    dma_mask = m.Input("dma_mask", hm.fill) if hm.fill > 1 else None
-    dma_raddr = m.Input("dma_raddr", hm.addr_bits)
-    dma_rhalf = m.Input("dma_rhalf")
-    dma_ren = m.Input("dma_ren")
-    dma_rrow = m.Output("dma_rrow", hm.out_row_bits)
+def _ports(m: Module, hm: HostMap) -> dict:
+    """``lego_top``'s ports by name (a width of None: a one-bit port declared without one): the
+    controller's, the host's and the memory system's."""
+    p = {}
+    for name, width, out in (
+            ("clk", None, False), ("rst", None, False), ("cfg_we", None, False), ("cfg_addr", hm.cfg_addr_bits, False),
+            ("cfg_wdata", hm.counter_bits, False), ("start", None, False), ("busy", None, True),
+            ("done", None, True),
+            ("stepping", None, True),  # the controller's steps are running (a new start is accepted when low)
+            ("fin", None, True),
+            ("rfin", None, True),  # the run's last input-bank read is done: its input halves may be refilled
+            ("host_we", None, False), ("host_tensor", hm.tensor_bits, False), ("host_lane", hm.lane_bits, False),
+            ("host_addr", hm.addr_bits, False), ("host_wdata", hm.operand_bits, False),
+            ("rd_lane", hm.lane_bits, False), ("rd_addr", hm.addr_bits, False), ("rd_data", hm.out_bits, True),
+            # the memory system's side (lego_build.emit.soc): ping-pong halves, whole rows per cycle; per
+            # input tensor its half (a tensor the next tile does not change keeps its half)
+            ("in_half", len(hm.input_tensors), False), ("out_half", None, False), ("acc", None, False),
+            ("dma_we", None, False), ("dma_half", None, False), ("dma_tensor", hm.tensor_bits, False),
+            ("dma_addr", hm.addr_bits, False),
+            ("dma_row", hm.fill * hm.in_row_bits, False),  # ``fill`` rows, slot j for bank address j mod rows
+            ("dma_mask", hm.fill if hm.fill > 1 else 0, False),  # no port for one row per write
+            ("dma_raddr", hm.addr_bits, False), ("dma_rhalf", None, False), ("dma_ren", None, False),
+            ("dma_rrow", hm.out_row_bits, True)):
+        args = (name,) if width is None else (name, width)
+        p[name] = None if width == 0 else m.Output(*args) if out else m.Input(*args)
+    return p
 
-    subs: dict[str, Module] = {}
 
-    def use(mod: Module) -> StubModule:
-        subs.setdefault(mod.name, mod)
-        return StubModule(mod.name)
+@dataclass
+class _Top:
+    """What the node emitters build into and read."""
 
-    signal = {}  # (node, port) -> output signal
-    ctrl_ports = [("clk", clk), ("rst", rst), ("cfg_we", cfg_we), ("cfg_addr", cfg_addr),
-                  ("cfg_wdata", cfg_wdata), ("start", start), ("busy", busy), ("done", done), ("stepping", running),
-                  ("fin", fin), ("rfin", rfin)]
+    m: Module
+    hm: HostMap
+    dag: DAG
+    use: Callable[[Module], StubModule]  # registers a submodule, returns its stub
+    port: dict  # lego_top's ports by name
+    signal: dict = field(default_factory=dict)  # (node, port) -> output signal
+    inp: dict = field(default_factory=dict)  # (node, port) -> the signal driving it
+    when: dict = field(default_factory=dict)  # node -> its scheduled cycle
+    tag_in: dict = field(default_factory=dict)  # input tensor -> its half tag, delayed per cycle
+    tag_out: list = field(default_factory=list)
+    tag_acc: list = field(default_factory=list)
+    df_read: list = field(default_factory=list)  # delay blocks clocked per dataflow (they read the dataflow select)
+    unused: list = field(default_factory=list)  # address bits above a smaller bank's, DMA row bits
+    seen: set = field(default_factory=set)  # (signal, bits) already cut to a bank's address
+    write_addr: dict = field(default_factory=dict)  # per input tensor: the DMA's or the host's write address
+    write_mask: dict = field(default_factory=dict)  # per input tensor of several rows per write: the sub-banks written
+    out_rdata: list = field(default_factory=list)  # (lane, the output bank's word the host reads)
+    dma_words: list = field(default_factory=list)  # (lane, the output bank's word the DMA reads)
+
+    @property
+    def in_index(self) -> dict[str, int]:
+        return {t: i for i, t in enumerate(self.hm.input_tensors)}
+
+    def shift_register(self, name, src, width, depth, enable):
+        """A delay block (seed 004 fig. 5-2); with ``enable`` clocked only in those dataflows."""
+        m, hm = self.m, self.hm
+        regs = [m.Reg(f"{name}_{i}", width) for i in range(depth)]
+        shift = [r(prev) for r, prev in zip(regs, [src] + regs[:-1])]
+        if enable:  # power gating: clocked only in the dataflows that use this link
+            self.df_read.append(name)
+            cond = df_is(self.signal[("dfsel", "sel")], [hm.dataflows.index(df) for df in enable], hm.df_bits)
+            shift = [If(cond)(*shift)]
+        m.Always(Posedge(self.port["clk"]))(*shift)
+        return regs[-1]
+
+    def bank_addr(self, sig, buf):
+        """``sig`` (an address generator's width) cut to ``buf``'s banks."""
+        hm = self.hm
+        if buf.addr_bits == hm.addr_bits:
+            return sig
+        key = (getattr(sig, "name", id(sig)), buf.addr_bits)
+        if key not in self.seen:  # each signal's bits once: 1024 lanes share the DMA's and the host's address
+            self.seen.add(key)
+            self.unused.append((sig[buf.addr_bits:hm.addr_bits], hm.addr_bits - buf.addr_bits))
+        return sig[0:buf.addr_bits]
+
+
+def _controller(t: _Top) -> dict:
+    """The controller (:func:`lego_build.emit.ctrl.mk_ctrl`) and the wires it drives; returns the
+    PPU's configuration wires (none without a PPU)."""
+    m, hm, p, signal = t.m, t.hm, t.port, t.signal
+    ctrl_ports = [(name, p[name]) for name in ("clk", "rst", "cfg_we", "cfg_addr", "cfg_wdata", "start", "busy",
+                                               "done", "stepping", "fin", "rfin")]
     for port in ("first", "commit"):
         signal[("ctrl", port)] = m.Wire(f"ctrl_{port}")
         ctrl_ports.append((port, signal[("ctrl", port)]))
-    for t in hm.tensors:
-        signal[(f"agen_{t}", "addr")] = m.Wire(f"agen_{t}_addr", hm.addr_bits)
-        ctrl_ports.append((f"addr_{t}", signal[(f"agen_{t}", "addr")]))
+    for name in hm.tensors:
+        signal[(f"agen_{name}", "addr")] = m.Wire(f"agen_{name}_addr", hm.addr_bits)
+        ctrl_ports.append((f"addr_{name}", signal[(f"agen_{name}", "addr")]))
     if hm.dataflows:
         signal[("dfsel", "sel")] = m.Wire("dfsel_sel", hm.df_bits)
         ctrl_ports.append(("df", signal[("dfsel", "sel")]))
@@ -87,232 +130,312 @@ def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
     ppu = {name: m.Wire(f"ppu_{name}", bits) for name, bits in (("mode", 3), ("scale", 16), ("shift", 6))} \
         if hm.ppu else {}
     ctrl_ports += [(f"ppu_{name}", wire) for name, wire in ppu.items()]
-    m.Instance(use(mk_ctrl(hm)), "u_ctrl", ports=ctrl_ports)
+    m.Instance(t.use(mk_ctrl(hm)), "u_ctrl", ports=ctrl_ports)
+    return ppu
 
-    out_port = {"read": "data", "pin": "out", "mul": "p", "add": "s", "acc": "y", "mac": "y", "mux": "out",
-                "gate": "out", "delay": "out", "fifo": "out", "pick": "out"}
-    for n in dag.nodes:
-        if n.kind in out_port:
-            signal[(n.name, out_port[n.kind])] = m.Wire(f"{n.name}_{out_port[n.kind]}", n.width)
 
-    df_read: list = []  # delay blocks clocked per dataflow (they read the dataflow select)
-
-    def shift_register(name, src, width, depth, enable):
-        """A delay block (seed 004 fig. 5-2); with ``enable`` clocked only in those dataflows."""
-        regs = [m.Reg(f"{name}_{i}", width) for i in range(depth)]
-        shift = [r(prev) for r, prev in zip(regs, [src] + regs[:-1])]
-        if enable:  # power gating: clocked only in the dataflows that use this link
-            df_read.append(name)
-            cond = df_is(signal[("dfsel", "sel")], [hm.dataflows.index(df) for df in enable], hm.df_bits)
-            shift = [If(cond)(*shift)]
-        m.Always(Posedge(clk))(*shift)
-        return regs[-1]
-
-    # edges still carrying delay become register chains; elaborated delay blocks are nodes
-    inp = {}
-    for e in dag.edges:
-        if (e.src, e.src_port) not in signal:  # the depth of one-word FIFOs: no wire
+def _edges(t: _Top) -> None:
+    """Every node's output wire; edges still carrying delay become register chains (elaborated
+    delay blocks are nodes)."""
+    for n in t.dag.nodes:
+        out = NODE_KINDS[n.kind].out if n.kind in NODE_KINDS else None
+        if out:
+            t.signal[(n.name, out)] = t.m.Wire(f"{n.name}_{out}", n.width)
+    for e in t.dag.edges:
+        if (e.src, e.src_port) not in t.signal:  # the depth of one-word FIFOs: no wire
             continue
-        src = signal[(e.src, e.src_port)]
+        src = t.signal[(e.src, e.src_port)]
         if e.delay:
-            src = shift_register(f"dly_{_edge_name(e)}", src, e.width, e.delay, e.enable)
-        inp[(e.dst, e.dst_port)] = src
+            src = t.shift_register(f"dly_{_edge_name(e)}", src, e.width, e.delay, e.enable)
+        t.inp[(e.dst, e.dst_port)] = src
 
-    in_index = {t: i for i, t in enumerate(hm.input_tensors)}
-    # a run's buffer halves and accumulate flag travel down the pipeline with its steps: a
-    # bank port scheduled ``D`` cycles after the step uses the tag of ``D`` cycles ago, so the
-    # next run can start while this one drains
-    when = dag.start_times()
-    accept = start & ~running
+
+def _tags(t: _Top) -> None:
+    """A run's buffer halves and accumulate flag travel down the pipeline with its steps: a bank
+    port scheduled ``D`` cycles after the step uses the tag of ``D`` cycles ago, so the next run
+    can start while this one drains."""
+    m, dag, p = t.m, t.dag, t.port
+    t.when = dag.start_times()
+    accept = p["start"] & ~p["stepping"]
 
     def tag_chain(name: str, value, ports: str):
         """``value`` captured when a run starts, then delayed one cycle per register down to
         the deepest of the ``ports`` that use it (each chain ends where its last user is)."""
         users = [n for n in dag.nodes if n.kind == ports and (ports == "write" or n.spec(PortSpec).tensor == name)]
-        deepest = max(when[n.name] for n in users) + (1 if ports == "write" else 0)
+        deepest = max(t.when[n.name] for n in users) + (1 if ports == "write" else 0)
         regs = [m.Reg(f"tag_{name}", 1)]
-        m.Always(Posedge(clk))(If(accept)(regs[0](value)))
+        m.Always(Posedge(p["clk"]))(If(accept)(regs[0](value)))
         for k in range(1, deepest + 1):
             regs.append(m.Reg(f"tag_{name}_q{k}", 1))
-            m.Always(Posedge(clk))(regs[k](regs[k - 1]))
+            m.Always(Posedge(p["clk"]))(regs[k](regs[k - 1]))
         return regs
 
-    tag_in = {t: tag_chain(t, in_half[i] if nin > 1 else in_half, "read") for t, i in in_index.items()}
-    tag_out = tag_chain("out_half", out_half, "write")
-    tag_acc = tag_chain("acc", acc, "write")
-    out_rdata, dma_words = [], []
-    unused = []  # address bits above a smaller bank's (arch.onchip_kb sizes banks per tensor), DMA row bits
+    nin = len(t.hm.input_tensors)
+    t.tag_in = {name: tag_chain(name, p["in_half"][i] if nin > 1 else p["in_half"], "read")
+                for name, i in t.in_index.items()}
+    t.tag_out = tag_chain("out_half", p["out_half"], "write")
+    t.tag_acc = tag_chain("acc", p["acc"], "write")
 
-    def bank_addr(sig, buf):
-        """``sig`` (an address generator's width) cut to ``buf``'s banks."""
-        if buf.addr_bits == hm.addr_bits:
-            return sig
-        key = (getattr(sig, "name", id(sig)), buf.addr_bits)
-        if key not in seen:  # each signal's bits once: 1024 lanes share the DMA's and the host's address
-            seen.add(key)
-            unused.append((sig[buf.addr_bits:hm.addr_bits], hm.addr_bits - buf.addr_bits))
-        return sig[0:buf.addr_bits]
-    seen: set = set()
-    write_addr: dict = {}  # per input tensor: the DMA's or the host's write address
-    write_mask: dict = {}  # per input tensor of several rows per write: the sub-banks written
+
+def _write_port(t: _Top, tensor: str, k: int) -> None:
+    """An input tensor's bank write address (the DMA's or the host's) and, for ``k`` rows per
+    write, which sub-banks a write fills: the DMA's rows, or the host word's."""
+    m, p = t.m, t.port
+    t.write_addr[tensor] = m.Wire(f"bank_waddr_{tensor}", t.hm.addr_bits)
+    m.Assign(t.write_addr[tensor](Mux(p["dma_we"], p["dma_addr"], p["host_addr"])))
+    if k > 1:
+        lk = k.bit_length() - 1
+        onehot = Cat(*reversed([p["host_addr"][0:lk] == Int(j, lk, base=10) for j in range(k)]))
+        t.write_mask[tensor] = m.Wire(f"bank_wmask_{tensor}", k)
+        m.Assign(t.write_mask[tensor](Mux(p["dma_we"], p["dma_mask"][0:k], onehot)))
+
+
+def _read(t: _Top, n: Node) -> None:
+    """An input bank port: two halves (ping-pong: the array reads its half of the tensor while
+    the DMA fills the other), written by the DMA's rows or the host's words."""
+    m, hm, p = t.m, t.hm, t.port
+    port = n.spec(PortSpec)
+    buf, lane = t.dag.buffer(port.tensor), port.lane
+    ti = t.in_index[buf.tensor]
+    index = Int(ti, hm.tensor_bits, base=10)
+    sel = (p["host_tensor"] == index) & (p["host_lane"] == Int(lane, hm.lane_bits, base=10))
+    dsel = p["dma_we"] & (p["dma_tensor"] == index)
+    k = hm.rows_of(ti)
+    words = [p["dma_row"][j * hm.in_row_bits + lane * hm.operand_bits:
+                          j * hm.in_row_bits + lane * hm.operand_bits + buf.bits] for j in range(k)]
+    if buf.tensor not in t.write_addr:
+        _write_port(t, buf.tensor, k)
+    halves = []
+    ih = p["in_half"][ti] if len(hm.input_tensors) > 1 else p["in_half"]
+    for h in (0, 1):
+        mine = ih if h else ~ih
+        dma_mine = p["dma_half"] if h else ~p["dma_half"]
+        rdata = m.Wire(f"{n.name}_rdata{h}", buf.bits)
+        halves.append(rdata)
+        we = (p["host_we"] & sel & mine) | (dsel & dma_mine)
+        bank = mk_bank(buf.bits, buf.depth) if k == 1 else mk_bank_rows(buf.bits, buf.depth, k)
+        m.Instance(t.use(bank), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
+            ("clk", p["clk"]), ("we", we if k == 1 else Repeat(we, k) & t.write_mask[buf.tensor]),
+            ("waddr", t.bank_addr(t.write_addr[buf.tensor], buf)),
+            ("wdata", Mux(p["dma_we"], words[0], p["host_wdata"]) if k == 1 else
+             Cat(*reversed([Mux(p["dma_we"], w, p["host_wdata"][0:buf.bits]) for w in words]))),
+            ("raddr", t.bank_addr(t.inp[(n.name, "addr")], buf)), ("rdata", rdata),
+        ])
+    m.Assign(t.signal[(n.name, "data")](Mux(t.tag_in[buf.tensor][t.when[n.name]], halves[1], halves[0])))
+
+
+def _write(t: _Top, n: Node) -> None:
+    """An output bank port: one cycle of read-modify-write (with ``acc`` a word adds to what the
+    half holds: a layer's reduction split over tiles accumulates in place) into two halves, one
+    accumulating while the DMA or the host reads the other."""
+    m, p = t.m, t.port
+    port = n.spec(PortSpec)
+    buf, lane = t.dag.buffer(port.tensor), port.lane
+    we, waddr, wdata = t.inp[(n.name, "we")], t.inp[(n.name, "addr")], t.inp[(n.name, "data")]
+    we_q = m.Reg(f"{n.name}_we_q")
+    addr_q = m.Reg(f"{n.name}_addr_q", buf.addr_bits)
+    data_q = m.Reg(f"{n.name}_data_q", buf.bits)
+    waddr = t.bank_addr(waddr, buf)
+    m.Always(Posedge(p["clk"]))(we_q(we), addr_q(waddr), data_q(wdata))
+    halves = []
+    d = t.when[n.name]
+    for h in (0, 1):
+        mine = t.tag_out[d] if h else ~t.tag_out[d]
+        mine_q = t.tag_out[d + 1] if h else ~t.tag_out[d + 1]
+        dma_mine = p["dma_rhalf"] if h else ~p["dma_rhalf"]
+        rdata = m.Wire(f"{n.name}_rdata{h}", buf.bits)
+        halves.append(rdata)
+        m.Instance(t.use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
+            ("clk", p["clk"]), ("we", we_q & mine_q), ("waddr", addr_q),
+            ("wdata", Mux(t.tag_acc[d + 1], rdata + data_q, data_q)),
+            ("raddr", Mux(we & mine, waddr,
+                          Mux(p["dma_ren"] & dma_mine, t.bank_addr(p["dma_raddr"], buf),
+                              t.bank_addr(p["rd_addr"], buf)))),
+            ("rdata", rdata),
+        ])
+    rdata = m.Wire(f"{n.name}_rdata", buf.bits)
+    m.Assign(rdata(Mux(p["out_half"], halves[1], halves[0])))
+    t.out_rdata.append((lane, rdata))
+    word = m.Wire(f"{n.name}_dma_word", buf.bits)  # named: one row of 1024 lanes is one long line
+    m.Assign(word(Mux(p["dma_rhalf"], halves[1], halves[0])))
+    t.dma_words.append((lane, word))
+
+
+def _pin(t: _Top, n: Node) -> None:
+    t.m.Assign(t.signal[(n.name, "out")](t.inp[(n.name, "in")]))
+
+
+def _delay(t: _Top, n: Node) -> None:
+    last = t.shift_register(f"r_{n.name}", t.inp[(n.name, "in")], n.width, n.latency, n.spec(DelaySpec).enable)
+    t.m.Assign(t.signal[(n.name, "out")](last))
+
+
+def _mux(t: _Top, n: Node) -> None:
+    """The operand source per dataflow."""
+    select = n.spec(MuxSpec).select
+    sel = t.inp[(n.name, "sel")]
+    inputs = sorted({v for _, v in select})
+    expr = t.inp[(n.name, f"i{inputs[-1]}")]
+    for k in reversed(inputs[:-1]):
+        hits = [t.hm.dataflows.index(df) for df, v in select if v == k]
+        expr = Mux(df_is(sel, hits, t.hm.df_bits), t.inp[(n.name, f"i{k}")], expr)
+    t.m.Assign(t.signal[(n.name, "out")](expr))
+
+
+def _fifo(t: _Top, n: Node) -> None:
+    """A delay link: its run-time depth from the controller."""
+    capacity = n.spec(FifoSpec).capacity
+    depth = [("depth", t.inp[(n.name, "depth")])] if capacity > 1 else []
+    t.m.Instance(t.use(mk_fifo(n.width, capacity, t.hm.fifo_depth_bits)), f"u_{n.name}", ports=[
+        ("clk", t.port["clk"]), *depth, ("d", t.inp[(n.name, "in")]), ("q", t.signal[(n.name, "out")])])
+
+
+def _pick(t: _Top, n: Node) -> None:
+    """The FIFO's word while its source step is inside the loop nest, else the bank's."""
+    inp = t.inp
+    t.m.Assign(t.signal[(n.name, "out")](Mux(inp[(n.name, "sel")], inp[(n.name, "i1")], inp[(n.name, "i0")])))
+
+
+def _gate(t: _Top, n: Node) -> None:
+    """Passes its input only in the listed dataflows, else zero."""
+    hm = t.hm
+    cond = df_is(t.inp[(n.name, "sel")], [hm.dataflows.index(df) for df in n.spec(GateSpec).dataflows], hm.df_bits)
+    t.m.Assign(t.signal[(n.name, "out")](Mux(cond, t.inp[(n.name, "in")], Int(0, n.width, base=10))))
+
+
+def _mul(t: _Top, n: Node) -> None:
+    """A multiplier of its FU kind (:data:`lego_build.fulang.kinds.FUS`)."""
+    dag, inp = t.dag, t.inp
+    ports = [p for p in ("a", "b", "c") if (n.name, p) in inp]
+    c_bits = _width_of(dag, n.name, "c") if "c" in ports else 0
+    fu = FUS.get(n.spec(MulSpec).fu)
+    mod = fu.make_mul(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width, c_bits)
+    t.m.Instance(t.use(mod), f"u_{n.name}", ports=[("clk", t.port["clk"])] + [(p, inp[(n.name, p)]) for p in ports]
+                 + [("p", t.signal[(n.name, "p")])])
+
+
+def _add(t: _Top, n: Node) -> None:
+    ins = sorted((e for e in t.dag.edges if e.dst == n.name), key=lambda e: (e.dst_port != "p", e.dst_port))
+    mod = mk_add(tuple(e.width for e in ins), n.width)
+    t.m.Instance(t.use(mod), f"u_{n.name}", ports=[("clk", t.port["clk"])] + [
+        (f"i{i}", t.inp[(n.name, e.dst_port)]) for i, e in enumerate(ins)] + [("s", t.signal[(n.name, "s")])])
+
+
+def _mac(t: _Top, n: Node) -> None:
+    mod = mk_mac(_width_of(t.dag, n.name, "a"), _width_of(t.dag, n.name, "b"), n.width)
+    t.m.Instance(t.use(mod), f"u_{n.name}", ports=[
+        ("clk", t.port["clk"]), ("first", t.inp[(n.name, "first")]), ("a", t.inp[(n.name, "a")]),
+        ("b", t.inp[(n.name, "b")]), ("y", t.signal[(n.name, "y")])])
+
+
+def _acc(t: _Top, n: Node) -> None:
+    mod = mk_acc(_width_of(t.dag, n.name, "p"), n.width)
+    t.m.Instance(t.use(mod), f"u_{n.name}", ports=[
+        ("clk", t.port["clk"]), ("first", t.inp[(n.name, "first")]), ("p", t.inp[(n.name, "p")]),
+        ("y", t.signal[(n.name, "y")])])
+
+
+@dataclass(frozen=True)
+class NodeKind:
+    """How ``lego_top`` makes a node of one kind: its output port (the wire ``<node>_<out>``)
+    and its emitter."""
+
+    out: str | None  # None: the node drives no wire of its own (a bank write port)
+    emit: Callable[[_Top, Node], None]
+
+
+#: the emitter of each node kind that has one (the others: :data:`CONTROLLER_KINDS`)
+NODE_KINDS: dict[str, NodeKind] = {
+    "read": NodeKind("data", _read), "pin": NodeKind("out", _pin), "mul": NodeKind("p", _mul),
+    "add": NodeKind("s", _add), "acc": NodeKind("y", _acc), "mac": NodeKind("y", _mac), "mux": NodeKind("out", _mux),
+    "gate": NodeKind("out", _gate), "delay": NodeKind("out", _delay), "fifo": NodeKind("out", _fifo),
+    "pick": NodeKind("out", _pick), "write": NodeKind(None, _write),
+}
+
+
+def _folded_banks(t: _Top, folded: set) -> Banks:
+    """The banks of tensors folded over dataflows (:mod:`lego_build.emit.fold`)."""
+    names = ("clk", "dma_we", "dma_addr", "host_addr", "dma_row", "in_half", "dma_half", "host_tensor",
+             "host_lane", "host_we", "host_wdata", "dma_tensor", "dma_raddr", "rd_addr", "dma_rhalf", "dma_ren",
+             "out_half")
+    banks = Banks(t.m, t.hm, t.dag, t.use, {name: t.port[name] for name in names}, t.inp, t.when, t.tag_in,
+                  t.tag_out, t.tag_acc, t.unused, t.signal.get(("dfsel", "sel")))
+    for name in t.hm.input_tensors:
+        if name in folded:
+            fold_input(banks, name, t.in_index[name], lambda node, expr: t.m.Assign(t.signal[(node, "data")](expr)))
+    if t.hm.output_tensor in folded:
+        fold_output(banks, t.out_rdata, t.dma_words)
+    return banks
+
+
+def _unused_bits(t: _Top, folded: set, banks: Banks | None) -> None:
+    """The bits no logic reads on one wire (Verilator's lint ignores signals named *unused*)."""
+    m, hm, unused = t.m, t.hm, t.unused
+    nin = len(hm.input_tensors)
+    for j in range(1, hm.fill):  # slot j of the DMA row: as wide as the widest tensor of more than j rows
+        used = max(hm.lanes[i] * hm.operand_bits for i in range(nin) if hm.rows_of(i) > j)
+        if used < hm.in_row_bits:
+            unused.append((t.port["dma_row"][j * hm.in_row_bits + used:(j + 1) * hm.in_row_bits],
+                           hm.in_row_bits - used))
+    if ("dfsel", "sel") in t.signal and not (t.df_read or any(e.src == "dfsel" for e in t.dag.edges)
+                                             or (folded and banks.df_used)):
+        # every dataflow reads its own ports (arch.broadcast=ports) and needs no select in the array
+        unused.append((t.signal[("dfsel", "sel")], hm.df_bits))
+    if unused:
+        bits = m.Wire("unused_addr_bits", sum(w for _, w in unused))
+        m.Assign(bits(Cat(*[s for s, _ in unused])))
+
+
+def _read_path(t: _Top, ppu: dict) -> None:
+    """The output banks' rows to the DMA, and the host's word read (through the PPU, one more
+    cycle, when the design has one)."""
+    m, hm, p = t.m, t.hm, t.port
+    t.dma_words.sort(key=lambda x: x[0])
+    m.Assign(p["dma_rrow"](Cat(*[w for _, w in reversed(t.dma_words)])))
+    rd_lane_q = m.Reg("rd_lane_q", hm.lane_bits)
+    m.Always(Posedge(p["clk"]))(rd_lane_q(p["rd_lane"]))
+    t.out_rdata.sort(key=lambda x: x[0])
+    result = t.out_rdata[-1][1]
+    for lane, rdata in reversed(t.out_rdata[:-1]):
+        result = Mux(rd_lane_q == Int(lane, hm.lane_bits, base=10), rdata, result)
+    if not hm.ppu:
+        m.Assign(p["rd_data"](result))
+        return
+    word = m.Wire("rd_word", hm.out_bits)
+    m.Assign(word(result))
+    high = hm.cfg_addr_bits - 8
+    cfg_we, cfg_addr = p["cfg_we"], p["cfg_addr"]
+    lut_we = cfg_we & (cfg_addr[8:hm.cfg_addr_bits] == Int(hm.ppu_lut_base >> 8, high, base=10)) if high else cfg_we
+    t.use(mk_table(*PPU_TABLE))  # the PPU's activation table (a macro of its own)
+    m.Instance(t.use(mk_ppu(hm.out_bits)), "u_ppu", ports=[
+        ("clk", p["clk"]), ("x", word), ("mode", ppu["mode"]), ("scale", ppu["scale"]), ("shift", ppu["shift"]),
+        ("lut_we", lut_we), ("lut_addr", cfg_addr[0:8]), ("lut_data", p["cfg_wdata"][0:8]), ("y", p["rd_data"])])
+
+
+def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
+    """Return the top module, its submodules (one per distinct name), and the host map;
+    ``bus_bits`` the memory system's AXI width (the bank rows one DMA write fills)."""
+    hm = host_map(dag, bus_bits)
+    m = Module("lego_top")
+    subs: dict[str, Module] = {}
+
+    def use(mod: Module) -> StubModule:
+        subs.setdefault(mod.name, mod)
+        return StubModule(mod.name)
+
+    t = _Top(m, hm, dag, use, _ports(m, hm))
+    ppu = _controller(t)
+    _edges(t)
+    _tags(t)
     folded = {b.tensor for b in dag.buffers if b.logical_bits > b.addr_bits}
     for n in dag.nodes:
         if n.kind in ("read", "write") and n.spec(PortSpec).tensor in folded:
-            continue  # lego_build.emit.fold, below
-        if n.kind == "read":
-            port = n.spec(PortSpec)
-            buf, lane = dag.buffer(port.tensor), port.lane
-            index = Int(in_index[buf.tensor], hm.tensor_bits, base=10)
-            sel = (host_tensor == index) & (host_lane == Int(lane, hm.lane_bits, base=10))
-            dsel = dma_we & (dma_tensor == index)
-            k = hm.rows_of(in_index[buf.tensor])
-            words = [dma_row[j * hm.in_row_bits + lane * hm.operand_bits:
-                             j * hm.in_row_bits + lane * hm.operand_bits + buf.bits] for j in range(k)]
-            if buf.tensor not in write_addr:
-                write_addr[buf.tensor] = m.Wire(f"bank_waddr_{buf.tensor}", hm.addr_bits)
-                m.Assign(write_addr[buf.tensor](Mux(dma_we, dma_addr, host_addr)))
-                if k > 1:  # which sub-banks a write fills: the DMA's rows, or the host word's
-                    lk = k.bit_length() - 1
-                    onehot = Cat(*reversed([host_addr[0:lk] == Int(j, lk, base=10) for j in range(k)]))
-                    write_mask[buf.tensor] = m.Wire(f"bank_wmask_{buf.tensor}", k)
-                    m.Assign(write_mask[buf.tensor](Mux(dma_we, dma_mask[0:k], onehot)))
-            halves = []
-            ih = in_half[in_index[buf.tensor]] if nin > 1 else in_half
-            for h in (0, 1):  # ping-pong: the array reads its half of the tensor while the DMA fills the other
-                mine = ih if h else ~ih
-                dma_mine = dma_half if h else ~dma_half
-                rdata = m.Wire(f"{n.name}_rdata{h}", buf.bits)
-                halves.append(rdata)
-                we = (host_we & sel & mine) | (dsel & dma_mine)
-                bank = mk_bank(buf.bits, buf.depth) if k == 1 else mk_bank_rows(buf.bits, buf.depth, k)
-                m.Instance(use(bank), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
-                    ("clk", clk), ("we", we if k == 1 else Repeat(we, k) & write_mask[buf.tensor]),
-                    ("waddr", bank_addr(write_addr[buf.tensor], buf)),
-                    ("wdata", Mux(dma_we, words[0], host_wdata) if k == 1 else
-                     Cat(*reversed([Mux(dma_we, w, host_wdata[0:buf.bits]) for w in words]))),
-                    ("raddr", bank_addr(inp[(n.name, "addr")], buf)), ("rdata", rdata),
-                ])
-            m.Assign(signal[(n.name, "data")](Mux(tag_in[buf.tensor][when[n.name]], halves[1], halves[0])))
-        elif n.kind == "pin":
-            m.Assign(signal[(n.name, "out")](inp[(n.name, "in")]))
-        elif n.kind == "delay":
-            last = shift_register(f"r_{n.name}", inp[(n.name, "in")], n.width, n.latency, n.spec(DelaySpec).enable)
-            m.Assign(signal[(n.name, "out")](last))
-        elif n.kind == "mux":  # operand source per dataflow
-            select = n.spec(MuxSpec).select
-            sel = inp[(n.name, "sel")]
-            inputs = sorted({v for _, v in select})
-            expr = inp[(n.name, f"i{inputs[-1]}")]
-            for k in reversed(inputs[:-1]):
-                hits = [hm.dataflows.index(df) for df, v in select if v == k]
-                expr = Mux(df_is(sel, hits, hm.df_bits), inp[(n.name, f"i{k}")], expr)
-            m.Assign(signal[(n.name, "out")](expr))
-        elif n.kind == "fifo":  # delay link: run-time depth from the controller
-            capacity = n.spec(FifoSpec).capacity
-            depth = [("depth", inp[(n.name, "depth")])] if capacity > 1 else []
-            m.Instance(use(mk_fifo(n.width, capacity, hm.fifo_depth_bits)), f"u_{n.name}", ports=[
-                ("clk", clk), *depth, ("d", inp[(n.name, "in")]), ("q", signal[(n.name, "out")])])
-        elif n.kind == "pick":  # FIFO word while its source step is inside the loop nest, else the bank
-            m.Assign(signal[(n.name, "out")](Mux(inp[(n.name, "sel")], inp[(n.name, "i1")], inp[(n.name, "i0")])))
-        elif n.kind == "gate":  # passes its input only in the listed dataflows, else zero
-            cond = df_is(inp[(n.name, "sel")], [hm.dataflows.index(df) for df in n.spec(GateSpec).dataflows],
-                         hm.df_bits)
-            m.Assign(signal[(n.name, "out")](Mux(cond, inp[(n.name, "in")], Int(0, n.width, base=10))))
-        elif n.kind == "mul":
-            ports = [p for p in ("a", "b", "c") if (n.name, p) in inp]
-            c_bits = _width_of(dag, n.name, "c") if "c" in ports else 0
-            fu = FUS.get(n.spec(MulSpec).fu)
-            mod = fu.make_mul(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width, c_bits)
-            m.Instance(use(mod), f"u_{n.name}", ports=[("clk", clk)] + [(p, inp[(n.name, p)]) for p in ports]
-                       + [("p", signal[(n.name, "p")])])
-        elif n.kind == "add":
-            ins = sorted((e for e in dag.edges if e.dst == n.name), key=lambda e: (e.dst_port != "p", e.dst_port))
-            mod = mk_add(tuple(e.width for e in ins), n.width)
-            m.Instance(use(mod), f"u_{n.name}", ports=[("clk", clk)] + [
-                (f"i{i}", inp[(n.name, e.dst_port)]) for i, e in enumerate(ins)] + [("s", signal[(n.name, "s")])])
-        elif n.kind == "mac":
-            mod = mk_mac(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width)
-            m.Instance(use(mod), f"u_{n.name}", ports=[
-                ("clk", clk), ("first", inp[(n.name, "first")]), ("a", inp[(n.name, "a")]),
-                ("b", inp[(n.name, "b")]), ("y", signal[(n.name, "y")])])
-        elif n.kind == "acc":
-            mod = mk_acc(_width_of(dag, n.name, "p"), n.width)
-            m.Instance(use(mod), f"u_{n.name}", ports=[
-                ("clk", clk), ("first", inp[(n.name, "first")]), ("p", inp[(n.name, "p")]),
-                ("y", signal[(n.name, "y")])])
-        elif n.kind == "write":
-            port = n.spec(PortSpec)
-            buf, lane = dag.buffer(port.tensor), port.lane
-            # one cycle of read-modify-write: with ``acc`` a word adds to what the half holds
-            # (a layer's reduction split over tiles accumulates in place)
-            we, waddr, wdata = inp[(n.name, "we")], inp[(n.name, "addr")], inp[(n.name, "data")]
-            we_q = m.Reg(f"{n.name}_we_q")
-            addr_q = m.Reg(f"{n.name}_addr_q", buf.addr_bits)
-            data_q = m.Reg(f"{n.name}_data_q", buf.bits)
-            waddr = bank_addr(waddr, buf)
-            m.Always(Posedge(clk))(we_q(we), addr_q(waddr), data_q(wdata))
-            halves = []
-            d = when[n.name]
-            for h in (0, 1):
-                mine = tag_out[d] if h else ~tag_out[d]
-                mine_q = tag_out[d + 1] if h else ~tag_out[d + 1]
-                dma_mine = dma_rhalf if h else ~dma_rhalf
-                rdata = m.Wire(f"{n.name}_rdata{h}", buf.bits)
-                halves.append(rdata)
-                m.Instance(use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
-                    ("clk", clk), ("we", we_q & mine_q), ("waddr", addr_q),
-                    ("wdata", Mux(tag_acc[d + 1], rdata + data_q, data_q)),
-                    ("raddr", Mux(we & mine, waddr,
-                                  Mux(dma_ren & dma_mine, bank_addr(dma_raddr, buf), bank_addr(rd_addr, buf)))),
-                    ("rdata", rdata),
-                ])
-            rdata = m.Wire(f"{n.name}_rdata", buf.bits)
-            m.Assign(rdata(Mux(out_half, halves[1], halves[0])))
-            out_rdata.append((lane, rdata))
-            word = m.Wire(f"{n.name}_dma_word", buf.bits)  # named: one row of 1024 lanes is one long line
-            m.Assign(word(Mux(dma_rhalf, halves[1], halves[0])))
-            dma_words.append((lane, word))
-    if folded:  # lego_build.emit.fold
-        names = ("clk", "dma_we", "dma_addr", "host_addr", "dma_row", "in_half", "dma_half", "host_tensor",
-                 "host_lane", "host_we", "host_wdata", "dma_tensor", "dma_raddr", "rd_addr", "dma_rhalf", "dma_ren",
-                 "out_half")
-        banks = Banks(m, hm, dag, use, {name: m.find_identifier(name) for name in names}, inp, when, tag_in,
-                      tag_out, tag_acc, unused, signal.get(("dfsel", "sel")))
-        for t in hm.input_tensors:
-            if t in folded:
-                fold_input(banks, t, in_index[t], lambda node, expr: m.Assign(signal[(node, "data")](expr)))
-        if hm.output_tensor in folded:
-            fold_output(banks, out_rdata, dma_words)
-    for j in range(1, hm.fill):  # slot j of the DMA row: as wide as the widest tensor of more than j rows
-        used = max(hm.lanes[t] * hm.operand_bits for t in range(nin) if hm.rows_of(t) > j)
-        if used < hm.in_row_bits:
-            unused.append((dma_row[j * hm.in_row_bits + used:(j + 1) * hm.in_row_bits], hm.in_row_bits - used))
-    if ("dfsel", "sel") in signal and not (df_read or any(e.src == "dfsel" for e in dag.edges)
-                                           or (folded and banks.df_used)):
-        # every dataflow reads its own ports (arch.broadcast=ports) and needs no select in the array
-        unused.append((signal[("dfsel", "sel")], hm.df_bits))
-    if unused:  # Verilator's lint ignores signals named *unused*
-        bits = m.Wire("unused_addr_bits", sum(w for _, w in unused))
-        m.Assign(bits(Cat(*[s for s, _ in unused])))
-    dma_words.sort(key=lambda x: x[0])
-    m.Assign(dma_rrow(Cat(*[w for _, w in reversed(dma_words)])))
-    rd_lane_q = m.Reg("rd_lane_q", hm.lane_bits)
-    m.Always(Posedge(clk))(rd_lane_q(rd_lane))
-    out_rdata.sort(key=lambda x: x[0])
-    result = out_rdata[-1][1]
-    for lane, rdata in reversed(out_rdata[:-1]):
-        result = Mux(rd_lane_q == Int(lane, hm.lane_bits, base=10), rdata, result)
-    if hm.ppu:  # the output path: the word read goes through the PPU (one more cycle)
-        word = m.Wire("rd_word", hm.out_bits)
-        m.Assign(word(result))
-        high = hm.cfg_addr_bits - 8
-        lut_we = cfg_we & (cfg_addr[8:hm.cfg_addr_bits] == Int(hm.ppu_lut_base >> 8, high, base=10)) if high else cfg_we
-        use(mk_table(*PPU_TABLE))  # the PPU's activation table (a macro of its own)
-        m.Instance(use(mk_ppu(hm.out_bits)), "u_ppu", ports=[
-            ("clk", clk), ("x", word), ("mode", ppu["mode"]), ("scale", ppu["scale"]), ("shift", ppu["shift"]),
-            ("lut_we", lut_we), ("lut_addr", cfg_addr[0:8]), ("lut_data", cfg_wdata[0:8]), ("y", rd_data)])
-    else:
-        m.Assign(rd_data(result))
+            continue  # _folded_banks, below
+        if n.kind in NODE_KINDS:
+            NODE_KINDS[n.kind].emit(t, n)
+    banks = _folded_banks(t, folded) if folded else None
+    _unused_bits(t, folded, banks)
+    _read_path(t, ppu)
     return m, [subs[k] for k in sorted(subs)], hm
 
 

@@ -21,8 +21,8 @@ half-way with an allocation failure. ``run.confirm=true`` runs it anyway.
 * ``simulate`` with ``target.scope=layers`` or ``network`` (whole layers through the memory
   system): per layer a lower bound on its cycles, the larger of its MACs over the FUs and its
   compulsory DRAM bytes (every element of each tensor indexed by plain loop dims moved once,
-  at ``arch.operand_bits``, less two bus beats) over ``arch.dram_bytes_per_cycle``, plus one
-  ``arch.dram_latency_cycles``. A layer whose bound exceeds ``target.max_cycles`` would stop
+  at ``arch.operand_bits``, less two bus beats) over ``arch.memsys.dram_bytes_per_cycle``, plus one
+  ``arch.memsys.dram_latency_cycles``. A layer whose bound exceeds ``target.max_cycles`` would stop
   there, so the build stops now, naming the bandwidth when the DRAM term decides. ``layers``
   runs one layer per kind: each kind's smallest bound counts; ``network`` runs every array
   layer, ``run.jobs`` at a time. Time: the compile, then the bounds' FU-cycles.
@@ -186,10 +186,10 @@ def layer_bounds(cfg, workload) -> list[LayerBound]:
         elements = compulsory_elements(kernel)
         dram = -(-elements * arch.operand_bits // 8)
         # the DRAM model's bucket may hold two beats before the first request
-        moving = ceil(max(0, dram - 2 * arch.axi_data_bits // 8) / arch.dram_bytes_per_cycle)
+        moving = ceil(max(0, dram - 2 * arch.memsys.axi_data_bits // 8) / arch.memsys.dram_bytes_per_cycle)
         compute = -(-kernel.macs // fus)
         out.append(LayerBound(layer.name, layer_kind(layer.kernel), kernel.macs, elements, dram, compute, moving,
-                              max(compute, moving) + arch.dram_latency_cycles))
+                              max(compute, moving) + arch.memsys.dram_latency_cycles))
     return out
 
 
@@ -220,14 +220,14 @@ def _whole_layers(cfg, bounds: list[LayerBound]) -> Estimate:
     dram = sum(b.dram_cycles for b in run) > sum(b.compute_cycles for b in run)
     return Estimate("simulate", memory, seconds,
                     f"{len(run)} whole layers of at least {cycles:,} cycles ({_why(cfg, run, dram)})",
-                    "raise arch.dram_bytes_per_cycle, lower the layer sizes" if dram
+                    "raise arch.memsys.dram_bytes_per_cycle, lower the layer sizes" if dram
                     else "lower the layer sizes, use target.scope=tiles")
 
 
 def _why(cfg, run: list[LayerBound], dram: bool) -> str:
     if dram:
-        return (f"{sum(b.dram_bytes for b in run):,} bytes at arch.dram_bytes_per_cycle="
-                f"{cfg.arch.dram_bytes_per_cycle:g}")
+        return (f"{sum(b.dram_bytes for b in run):,} bytes at arch.memsys.dram_bytes_per_cycle="
+                f"{cfg.arch.memsys.dram_bytes_per_cycle:g}")
     return f"{sum(b.macs for b in run):,} MACs on {array_fus(cfg)} FUs"
 
 
@@ -238,8 +238,8 @@ def check_cycles(cfg, bounds: list[LayerBound]) -> None:
         return
     b = max(over, key=lambda b: b.cycles)
     if b.dram_bound:
-        why = f"{b.dram_bytes:,} bytes at arch.dram_bytes_per_cycle={cfg.arch.dram_bytes_per_cycle:g}"
-        fix = "raise arch.dram_bytes_per_cycle or target.max_cycles"
+        why = f"{b.dram_bytes:,} bytes at arch.memsys.dram_bytes_per_cycle={cfg.arch.memsys.dram_bytes_per_cycle:g}"
+        fix = "raise arch.memsys.dram_bytes_per_cycle or target.max_cycles"
     else:
         why = f"{b.macs:,} MACs on {array_fus(cfg)} FUs"
         fix = "raise target.max_cycles, or use a larger array or smaller layers"

@@ -30,7 +30,7 @@ PRESETS: dict[str, tuple[str, ...]] = {
     # output-stationary GEMM (the default design)
     "systolic": ("arch=systolic", "arch.buffer_depth=32"),
     # weight-stationary GEMM with a 32-bit bus: narrow rows share no beats, every row a burst
-    "tpu": ("arch=tpu", "arch.rows=4", "arch.cols=4", "arch.buffer_depth=64", "arch.axi_data_bits=32"),
+    "tpu": ("arch=tpu", "arch.rows=4", "arch.cols=4", "arch.buffer_depth=64", "arch.memsys.axi_data_bits=32"),
     # Gemmini's tiling rule on its weight-stationary conv array (input channels x output channels)
     "gemmini_like": ("arch=gemmini_like", "arch.rows=4", "arch.cols=4", "arch.onchip_kb=2",
                      "arch.onchip_split={input: 0.75, weight: 0.75, output: 0.5}"),
@@ -84,7 +84,8 @@ class Combo:
 
     def overrides(self) -> list[str]:
         return [*PRESETS[self.preset], *self.layer, f"mapper.objective={self.objective}",
-                f"arch.dram_bytes_per_cycle={self.bandwidth:g}", f"arch.dram_latency_cycles={self.latency}",
+                f"arch.memsys.dram_bytes_per_cycle={self.bandwidth:g}",
+                f"arch.memsys.dram_latency_cycles={self.latency}",
                 "target.scope=layers", "target.max_cycles=20000000"]
 
     @property

@@ -41,6 +41,18 @@ COUNTERS = ("cycles", "compute", "load_wait", "store_wait", "rd_beats", "wr_beat
 HEADER = 8
 
 
+@dataclass(frozen=True, slots=True)
+class MemSys:
+    """The memory system's settings (``arch.memsys``, :class:`lego_build.config.schema.MemsysConf`),
+    passed whole from the config to the RTL (the bus width of :class:`SocMap`), the driver and
+    its DRAM model (:mod:`lego_build.sim.memsys`, :mod:`lego_build.sim.soc_tb`) and the latency
+    model (:mod:`lego_build.mapping.latency`)."""
+
+    axi_data_bits: int = 128  # the AXI4 data width of lego_soc's master port
+    dram_bytes_per_cycle: float = 16.0  # the DRAM's bandwidth, reads and writes together
+    dram_latency_cycles: int = 64  # from a burst's address to its first beat (and a write's last to its response)
+
+
 def pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 

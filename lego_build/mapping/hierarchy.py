@@ -10,7 +10,7 @@ as the square root of the area, which is proportional to the capacity).
 :func:`from_conf` is ``arch.memory`` when the arch lists its levels; :func:`array_hierarchy`
 the generated array's own (chosen per layer and dataflow by ``mapping.stage``): a per-FU accumulator register (outputs), the L1 banks (one bank
 of ``buffer_depth`` words per data-node port of each tensor, one word per port per
-cycle) and DRAM (``dram_bytes_per_cycle``).
+cycle) and DRAM (``arch.memsys.dram_bytes_per_cycle``).
 """
 from __future__ import annotations
 
@@ -72,5 +72,6 @@ def array_hierarchy(arch, ports: dict[str, int], bits: dict[str, int],
     partition = tuple((r, ports[r] * depth.get(r, arch.buffer_depth) * bits[r] // 8) for r in ROLES if ports.get(r))
     l1 = MemLevel("l1", sum(b for _, b in partition), tuple(r for r, _ in partition), e.l1_pj, e.l1_pj, 16,
                   bandwidth_bits=float(sum(ports[r] * bits[r] for r, _ in partition)), partition=partition)
-    dram = MemLevel("dram", None, ROLES, e.dram_pj, e.dram_pj, 16, bandwidth_bits=arch.dram_bytes_per_cycle * 8)
+    dram = MemLevel("dram", None, ROLES, e.dram_pj, e.dram_pj, 16,
+                    bandwidth_bits=arch.memsys.dram_bytes_per_cycle * 8)
     return Hierarchy(arch.name, (acc, l1, dram), arch.rows, arch.cols, e.mac_pj, e.hop_pj)

@@ -49,7 +49,7 @@ import numpy as np
 from lego_build.ir.adg import ADG
 from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
-from lego_build.ir.soc import SocMap
+from lego_build.ir.soc import MemSys, SocMap
 from lego_build.ir.workload import Kernel
 from lego_build.mapping.sim_tile import fit_tile, strides
 
@@ -380,18 +380,21 @@ def layer_traffic(hm: HostMap, sm: SocMap, kernel: Kernel, mapping: Mapping, tk:
 
 
 def predict_layer(hm: HostMap, sm: SocMap, adg: ADG, kernel: Kernel, mapping: Mapping, dataflow: str,
-                  tile: dict | None, bandwidth: float, latency: int) -> dict:
+                  tile: dict | None, memsys: MemSys) -> dict:
     """The latency model's cycles for a whole layer from its mapping alone (what the simulate
     stage's whole-layer runs are checked against; no data, no RTL)."""
     g, tk, tm = grid(kernel, mapping, adg.capacities(dataflow), tile)
     di = hm.dataflows.index(dataflow) if hm.dataflows else 0
     return layer_cycles(g, layer_traffic(hm, sm, kernel, mapping, tk, tm, g, di),
-                        mem_system(hm, sm, bandwidth, latency))
+                        mem_system(hm, sm, memsys))
 
 
 
-def mem_system(hm: HostMap, sm: SocMap, bandwidth: float, latency: int) -> MemSystem:
-    return MemSystem(sm.bus_bytes, bandwidth, latency, sm.max_outstanding, hm.levels, hm.drain, hm.read_drain)
+def mem_system(hm: HostMap, sm: SocMap, memsys: MemSys) -> MemSystem:
+    """The timing the latency model runs: the bus of ``sm`` (its width, emitted from
+    ``memsys.axi_data_bits``), the DRAM of ``memsys`` and the array's pipeline (``hm``)."""
+    return MemSystem(sm.bus_bytes, memsys.dram_bytes_per_cycle, memsys.dram_latency_cycles, sm.max_outstanding,
+                     hm.levels, hm.drain, hm.read_drain)
 
 
 @dataclass(frozen=True)
@@ -402,9 +405,7 @@ class MemView:
     hm: HostMap
     sm: SocMap
     adg: ADG
-    bandwidth: float
-    latency: int
+    memsys: MemSys
 
     def cycles(self, kernel: Kernel, mapping: Mapping, dataflow: str, tile: dict | None) -> int:
-        return predict_layer(self.hm, self.sm, self.adg, kernel, mapping, dataflow, tile, self.bandwidth,
-                             self.latency)["cycles"]
+        return predict_layer(self.hm, self.sm, self.adg, kernel, mapping, dataflow, tile, self.memsys)["cycles"]

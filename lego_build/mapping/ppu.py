@@ -2,7 +2,7 @@
 
 Seed 004 §6.2 counts PPU time in end-to-end latency (0.5-7.2 % of it). Our reading of the
 hardware lego_build generates (``lego_soc``: one PPU lane per output word of an AXI beat,
-``arch.axi_data_bits / arch.acc_bits`` lanes, each one element per cycle):
+``arch.memsys.axi_data_bits / arch.acc_bits`` lanes, each one element per cycle):
 
 * an element-wise operator (ReLU, batch norm, a table activation) right after an array
   layer, or after another such operator, runs on the output path as the results stream to
@@ -10,7 +10,7 @@ hardware lego_build generates (``lego_soc``: one PPU lane per output word of an 
   residual add or a channel gate reads its second operand from DRAM (its bytes at the DRAM
   rate, not overlapped with the layer: an upper bound);
 * any other operator is a pass of its own: it reads its operands from DRAM and writes its
-  result back, ``max(elements x passes / lanes, bytes / arch.dram_bytes_per_cycle)`` cycles
+  result back, ``max(elements x passes / lanes, bytes / arch.memsys.dram_bytes_per_cycle)`` cycles
   (:data:`~lego_build.ir.ppu_ops.PASSES`: softmax and the norms take two), with a second
   operand read for a residual add or a channel gate. ``elements`` is the layer's analysis
   figure (its output size; its input size for pooling and softmax, whose output is counted
@@ -30,7 +30,7 @@ from lego_build.ir.ppu_ops import BINARY, PASSES, on_output_path
 def lanes(arch) -> int:
     """PPU lanes of the generated memory system: one per output word (whole bytes of
     ``arch.acc_bits``) of an AXI beat, as ``lego_build.emit.soc`` instantiates them."""
-    return max(1, arch.axi_data_bits // (8 * -(-arch.acc_bits // 8)))
+    return max(1, arch.memsys.axi_data_bits // (8 * -(-arch.acc_bits // 8)))
 
 
 def ppu_layer(op: str, elements: int, fused: bool, arch) -> dict:
@@ -38,14 +38,14 @@ def ppu_layer(op: str, elements: int, fused: bool, arch) -> dict:
     e, word = arch.energy, arch.operand_bits / 8
     if fused:
         second = ceil(elements * word) if op in BINARY else 0
-        return {"op": op, "fused": True, "cycles": ceil(second / arch.dram_bytes_per_cycle), "dram_bytes": second,
-                "energy_pj": round(second * 8 / 16 * e.dram_pj, 6)}
+        return {"op": op, "fused": True, "cycles": ceil(second / arch.memsys.dram_bytes_per_cycle),
+                "dram_bytes": second, "energy_pj": round(second * 8 / 16 * e.dram_pj, 6)}
     passes = PASSES.get(op, 1)
     operands = 2 if op in BINARY else 1
     dram_bytes = ceil(elements * word * (operands + 1))
     if op == "embedding":  # rows gathered from the table; the result stays on chip for the next layer
         dram_bytes = ceil(elements * word)
-    cycles = max(ceil(elements * passes / lanes(arch)), ceil(dram_bytes / arch.dram_bytes_per_cycle))
+    cycles = max(ceil(elements * passes / lanes(arch)), ceil(dram_bytes / arch.memsys.dram_bytes_per_cycle))
     energy = (elements * passes * (2 * e.l1_pj * arch.operand_bits / 16 + e.mac_pj)
               + dram_bytes * 8 / 16 * e.dram_pj)
     return {"op": op, "fused": False, "cycles": cycles, "dram_bytes": dram_bytes, "energy_pj": round(energy, 6)}

@@ -417,9 +417,9 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     dag, adg = inputs["dag.json"], inputs["adg.json"]
     view = None
     if not cfg.arch.memory and cfg.arch.multicore is None:  # the generated memory system (lego_soc)
-        hm = host_map(dag, cfg.arch.axi_data_bits)
-        view = MemView(hm, soc_map(hm, cfg.arch.axi_data_bits), adg, cfg.arch.dram_bytes_per_cycle,
-                       cfg.arch.dram_latency_cycles)
+        memsys = cfg.arch.memsys.ir()
+        hm = host_map(dag, memsys.axi_data_bits)
+        view = MemView(hm, soc_map(hm, memsys.axi_data_bits), adg, memsys)
     for note in (notes := preset_notes(cfg.mapper, cfg.arch)):
         print(f"map: {note}")
     try:

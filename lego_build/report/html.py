@@ -237,7 +237,7 @@ def _roofline(pts: list[dict], doc: dict, given: float | None) -> str:
     if derived:
         bw, source = derived, "the cost model's DRAM-level cycles (bytes / cycles, equal for every layer)"
     elif given:
-        bw, source = float(given), "the caller (arch.dram_bytes_per_cycle)"
+        bw, source = float(given), "the caller (arch.memsys.dram_bytes_per_cycle)"
     else:
         bw, source = None, ""
     valid = [p for p in pts if p.get("intensity") and p.get("perf")]

@@ -195,6 +195,6 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     from lego_build.report.html import render_html  # matplotlib: imported only when a report is written
 
     typed = Summary(**summary)
-    html = render_html(design_dir, cfg.arch.dram_bytes_per_cycle, json_object("summary.json", typed))
+    html = render_html(design_dir, cfg.arch.memsys.dram_bytes_per_cycle, json_object("summary.json", typed))
     print(f"report: {design_dir / 'report.md'}, report.html (simulation: {summary['simulation']})")
     return {"summary.json": typed, "report.md": render_markdown(summary, doc), "report.html": html}

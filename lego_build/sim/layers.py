@@ -66,13 +66,13 @@ LONG_RUN = 2_000_000
 
 def _layer_job(job) -> dict:
     """One whole layer: its program, its run on its own process of the simulator, its figures."""
-    hm, sm, adg, entry, kernel, epilogue, kind, data, binary, bw, lat, max_cycles, fus, coverage = job
+    hm, sm, adg, entry, kernel, epilogue, kind, data, binary, dram, max_cycles, fus, coverage = job
     kernel = with_bits(kernel, adg, hm.out_bits)
     tile = Tile(entry["name"], kind, kernel, Mapping.from_json(entry["mapping"]), entry["dataflow"])
     operands = data.operands(tile, kernel, {t.name: (0,) * len(t.shape) for t in kernel.tensors})
     run = memsys.program(hm, sm, adg, entry["name"], kernel, tile.mapping, entry["dataflow"], operands,
                          entry.get("tile"), adg.acc_wraps, epilogue)
-    (res,) = memsys.run_layers(binary, hm, sm, [run], bw, lat, max_cycles, coverage)
+    (res,) = memsys.run_layers(binary, hm, sm, [run], dram, max_cycles, coverage)
     return {**res, "kind": tile.kind, "ppu": {"ops": list(epilogue), "applied": on_chip(epilogue) if hm.ppu else [],
                                                "mode": run.ppu_mode},
             "dataflow": entry["dataflow"], "macs": entry["macs"],
@@ -119,12 +119,12 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs, coverage: bool = 
     drop_build_tree(design_dir)
     print("simulate: compiling the memory system and array with Verilator ...", flush=True)
     long_run = sum(entry["cycles"] for entry, *_ in chosen) > LONG_RUN
-    bw, lat = cfg.arch.dram_bytes_per_cycle, cfg.arch.dram_latency_cycles
+    dram = cfg.arch.memsys.ir()  # the DRAM model's timing (the bus width is the binary's)
     with scratch(SCRATCH) as work:  # the C++, objects and coverage files: outside out/, removed at the end
         binary = verilator.build(design_dir / "rtl", work, False, top="lego_soc", testbench=soc_tb.testbench(sm),
                                  optimize=long_run, coverage=coverage)
         bar = Progress("simulate", len(chosen), lines=True)
-        jobs = [(hm, sm, adg, entry, kernel, epilogue, kind, replace(data, seed=data.seed + i), binary, bw, lat,
+        jobs = [(hm, sm, adg, entry, kernel, epilogue, kind, replace(data, seed=data.seed + i), binary, dram,
                  cfg.target.max_cycles, prod(adg.shape),
                  work / f"toggles_{i}" if coverage else None)  # each layer's toggles (one process each)
                 for i, (entry, kernel, epilogue, kind) in enumerate(chosen)]
@@ -153,7 +153,8 @@ def simulate_layers(cfg: LegoConfig, design_dir: Path, inputs, coverage: bool = 
         **({"activity": activity} if activity else {}),
         "seed": cfg.target.seed, "data": [data.pattern], "overflow": "wrap" if adg.acc_wraps else "error",
         "scope": cfg.target.scope,
-        "memory": {"bus_bits": sm.bus_bits, "dram_bytes_per_cycle": bw, "dram_latency_cycles": lat,
+        "memory": {"bus_bits": sm.bus_bits, "dram_bytes_per_cycle": dram.dram_bytes_per_cycle,
+                   "dram_latency_cycles": dram.dram_latency_cycles,
                    "max_outstanding": sm.max_outstanding},
         "layers": rows, "network": network,
         "outputs": sum(r["outputs"] for r in rows), "comparisons": sum(r["outputs"] for r in rows),

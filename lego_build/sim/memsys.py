@@ -21,7 +21,7 @@ from lego_build.fulang.kinds import FUS
 from lego_build.ir.adg import ADG
 from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
-from lego_build.ir.soc import COUNTERS, CYCLES, SocMap
+from lego_build.ir.soc import COUNTERS, CYCLES, MemSys, SocMap
 from lego_build.ir.workload import Kernel
 from lego_build.mapping.latency import Grid, Traffic, grid, layer_cycles, layer_traffic, mem_system, moving
 from lego_build.mapping.sim_tile import strides
@@ -116,13 +116,15 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
                     ppu.mode, out_slot)
 
 
-def predict(hm: HostMap, sm: SocMap, run: LayerRun, bandwidth: float, latency: int) -> dict:
+def predict(hm: HostMap, sm: SocMap, run: LayerRun, memsys: MemSys) -> dict:
     """The latency model's cycles for the layer (:func:`lego_build.mapping.latency.layer_cycles`)."""
-    return layer_cycles(run.grid, list(run.traffic), mem_system(hm, sm, bandwidth, latency))
+    return layer_cycles(run.grid, list(run.traffic), mem_system(hm, sm, memsys))
 
 
-def script(sm: SocMap, run: LayerRun, work: Path, bandwidth: float, latency: int) -> str:
-    lines = [f"M {run.dram_bytes}", f"T {bandwidth} {latency}"]
+def script(sm: SocMap, run: LayerRun, work: Path, memsys: MemSys) -> str:
+    """The testbench's commands for one layer (:mod:`lego_build.sim.soc_tb`): the DRAM sized and
+    timed by ``memsys``, the input images, the register writes, the start and the read-backs."""
+    lines = [f"M {run.dram_bytes}", f"T {memsys.dram_bytes_per_cycle} {memsys.dram_latency_cycles}"]
     for k, (addr, data) in enumerate(run.images):
         path = work / f"{run.name}.in{k}.bin"
         path.write_bytes(data)
@@ -152,14 +154,15 @@ def check(sm: SocMap, hm: HostMap, run: LayerRun, work: Path) -> dict:
     return out
 
 
-def run_layers(binary: Path, hm: HostMap, sm: SocMap, runs: list[LayerRun], bandwidth: float, latency: int,
-               max_cycles: int, coverage: Path | None = None) -> list[dict]:
-    """All ``runs`` in one process of the ``lego_soc`` simulator; per layer the comparison and
+def run_layers(binary: Path, hm: HostMap, sm: SocMap, runs: list[LayerRun], memsys: MemSys, max_cycles: int,
+               coverage: Path | None = None) -> list[dict]:
+    """All ``runs`` in one process of the ``lego_soc`` simulator, its DRAM model timed by ``memsys``
+    (the bus width is the binary's, ``sm.bus_bits``); per layer the comparison and
     the hardware's counters (:data:`lego_build.ir.soc.COUNTERS`); a binary built with
     coverage writes each layer's toggle counts to ``<coverage>.<k>.dat``."""
     with tempfile.TemporaryDirectory(prefix="lego_build-soc-") as tmp:
         work = Path(tmp)
-        text = "".join(script(sm, r, work, bandwidth, latency) for r in runs)
+        text = "".join(script(sm, r, work, memsys) for r in runs)
         out = verilator.execute(binary, text, max_cycles * len(runs), coverage=coverage,
                                 what=f"layer {runs[0].name}" if len(runs) == 1 else f"the {len(runs)} layers")
         bad = [ln for ln in out if ln.split()[0] in ("AXIL_ERR", "DRAM_RANGE", "WLAST_MISMATCH", "FILE_ERR")]
@@ -171,7 +174,7 @@ def run_layers(binary: Path, hm: HostMap, sm: SocMap, runs: list[LayerRun], band
         results = []
         for k, r in enumerate(runs):
             counters = dict(zip(COUNTERS, values[k * len(COUNTERS):(k + 1) * len(COUNTERS)]))
-            model = predict(hm, sm, r, bandwidth, latency)
+            model = predict(hm, sm, r, memsys)
             measured = counters["cycles"]
             results.append({"layer": r.name, "tiles": r.grid.count, "tile_trips": list(r.grid.full),
                             "last_tile_trips": list(r.grid.rem), **check(sm, hm, r, work), **counters,

@@ -2,9 +2,9 @@
 AXI4 master port.
 
 The DRAM model answers bursts in order (the design uses one ID) with a fixed latency
-(``arch.dram_latency_cycles``: from the address handshake to the first beat, and from the
+(``arch.memsys.dram_latency_cycles``: from the address handshake to the first beat, and from the
 last write beat to the write response) and a bandwidth shared by reads and writes
-(``arch.dram_bytes_per_cycle``): a bucket gains that many bytes per cycle (holding at most
+(``arch.memsys.dram_bytes_per_cycle``): a bucket gains that many bytes per cycle (holding at most
 two beats' worth) and every beat, narrow or not, spends a whole bus width.
 
 Commands on stdin, one per line:

@@ -1,0 +1,93 @@
+"""What the blocks of ``lego_soc`` share: the context they build in (:class:`Ctx`) and small
+expression helpers."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import reduce
+
+from veriloggen import Int, Module, Mux
+
+from lego_build.ir.host import HostMap
+from lego_build.ir.soc import SocMap
+
+ADDR = 32  # AXI address bits
+MAX_BURST = 256  # AXI4 INCR burst length limit (beats)
+
+
+@dataclass
+class Ctx:
+    """Signals the blocks share."""
+
+    m: Module
+    hm: HostMap
+    sm: SocMap
+    clk: object
+    rst: object
+    regs: dict
+    core: dict
+    mi: dict
+    mo: dict
+    w: dict  # wires between blocks
+    unused: list  # bits no block reads (collected on one wire Verilator's lint ignores by name)
+
+
+def num(v: int, w: int):
+    """The constant ``v`` of ``w`` bits (decimal in the Verilog)."""
+    return Int(v, w, base=10)
+
+
+def ors(terms):
+    return reduce(lambda a, b: a | b, terms)
+
+
+def ands(terms):
+    return reduce(lambda a, b: a & b, terms)
+
+
+def pick(sel, width: int, options: list):
+    """``options[sel]`` as a multiplexer chain (the last option is the default)."""
+    out = options[-1]
+    for k in reversed(range(len(options) - 1)):
+        out = Mux(sel == num(k, width), options[k], out)
+    return out
+
+
+def bit(sig, k: int, n: int):
+    """Bit ``k`` of an ``n``-bit signal (a one-bit signal has no bit range)."""
+    return sig[k] if n > 1 else sig
+
+
+def deps(c: Ctx, t: int) -> list:
+    """Per level, whether tensor ``t``'s rows move along it (its bank stride is not zero)."""
+    return [c.regs["bank"][t][l] != num(0, c.hm.addr_bits) for l in range(c.hm.levels)]
+
+
+def first_set(bits: list, indices: list, width: int):
+    """The first of ``indices`` whose bit is set (the last one when none is)."""
+    out = num(indices[-1], width)
+    for u in reversed(indices[:-1]):
+        out = Mux(bits[u], num(u, width), out)
+    return out
+
+
+def smaller(a, b):
+    return Mux(a < b, a, b)
+
+
+def wire(m: Module, name: str, width: int, expr):
+    """``expr`` on a named wire (Verilog cannot part-select an expression)."""
+    out = m.Wire(name, width)
+    m.Assign(out(expr))
+    return out
+
+
+def per_df(c: Ctx, options: list):
+    """``options[d]`` for the running dataflow ``d`` (the only option of a single-dataflow design)."""
+    if len(options) == 1 or all(o is options[0] for o in options):
+        return options[0]
+    return pick(c.w["df"], c.hm.df_bits, options)
+
+
+def ndf(c: Ctx) -> int:
+    """The dataflows of the design (1 for a single-dataflow one)."""
+    return max(1, len(c.hm.dataflows))

@@ -1,0 +1,101 @@
+"""The register file of ``lego_soc``: the AXI4-Lite slave (register map:
+:mod:`lego_build.ir.soc`); a write at or above ``core_base`` is a write of the array's own
+configuration register; misaligned or partial writes get SLVERR. Beside it, the memory
+system's copy of the array's dataflow select."""
+from __future__ import annotations
+
+from veriloggen import Cat, If, Mux, Posedge
+
+from lego_build.emit.soc.common import Ctx, num
+from lego_build.emit.soc.ppu import ppu_registers
+from lego_build.ir.soc import COUNTERS, CTRL, CYCLES, STATUS
+
+
+def fields(c: Ctx) -> list:
+    """(register index, its register) for the layer's registers, by index."""
+    sm, r = c.sm, c.regs
+    out = []
+    for l in range(sm.levels):
+        out += [(sm.tiles_reg(l), r["tiles"][l]), (sm.full_reg(l), r["full"][l]), (sm.rem_reg(l), r["rem"][l])]
+    for t in range(len(sm.tensors)):
+        out.append((sm.base_reg(t), r["base"][t]))
+        for l in range(sm.levels):
+            out += [(sm.row_stride_reg(t, l), r["row"][t][l]), (sm.tile_stride_reg(t, l), r["tile"][t][l]),
+                    (sm.bank_stride_reg(t, l), r["bank"][t][l])]
+    return sorted(out, key=lambda x: x[0])
+
+
+def registers(c: Ctx, s_in: dict, s_out: dict, irq) -> dict:
+    """The AXI4-Lite slave: one write (address and data together) and one read at a time."""
+    m, sm, w = c.m, c.sm, c.w
+    axw = sm.axil_addr_bits
+    iw = axw - 2
+    irq_en = m.Reg("irq_en")
+    done = m.Reg("done")
+    busy = m.Reg("busy")
+    axi_err = m.Reg("axi_err")
+    go = m.Reg("go_r")
+    bvalid, bresp = m.Reg("axil_bvalid"), m.Reg("axil_bresp", 2)
+    rvalid, rdata, rresp = m.Reg("axil_rvalid"), m.Reg("axil_rdata", 32), m.Reg("axil_rresp", 2)
+    counters = {n: m.Reg(f"cnt_{n}", 32) for n in COUNTERS}
+    accept = m.Wire("axil_accept")
+    m.Assign(accept(s_in["awvalid"] & s_in["wvalid"] & ~bvalid))
+    widx = m.Wire("axil_widx", iw)
+    m.Assign(widx(s_in["awaddr"][2:axw]))
+    good = m.Wire("axil_good")
+    m.Assign(good((s_in["awaddr"][0:2] == num(0, 2)) & (s_in["wstrb"] == num(15, 4))))
+    for n, v in (("awready", accept), ("wready", accept), ("bvalid", bvalid), ("bresp", bresp),
+                 ("arready", ~rvalid), ("rvalid", rvalid), ("rdata", rdata), ("rresp", rresp)):
+        m.Assign(s_out[n](v))
+    wdata = s_in["wdata"]
+    m.Assign(w["host_cfg_we"](accept & good & (widx >= num(sm.core_base, iw)) & ~busy))
+    m.Assign(w["host_cfg_addr"](widx[0:c.hm.cfg_addr_bits]))
+    m.Assign(w["host_cfg_wdata"](wdata if c.hm.counter_bits == 32 else wdata[0:c.hm.counter_bits]))
+    if c.hm.ppu:
+        ppu_registers(c, wdata)
+    writes = [If(widx == num(idx, iw))(reg(wdata if reg.width == 32 else wdata[0:reg.width]))
+              for idx, reg in fields(c)]
+    m.Always(Posedge(c.clk))(
+        go(0),
+        If(c.rst)(bvalid(0), irq_en(0), done(0), busy(0), axi_err(0))
+        .Else(
+            If(accept)(
+                bvalid(1), bresp(Mux(good, num(0, 2), num(2, 2))),
+                If(good & ~busy)(*writes),
+                If(good & (widx == num(CTRL, iw)))(
+                    irq_en(wdata[1]),
+                    If(wdata[0] & ~busy)(go(1), busy(1), done(0), axi_err(0))),
+                If(good & (widx == num(STATUS, iw)) & wdata[1])(done(0)))
+            .Elif(s_in["bready"])(bvalid(0)),
+            If(w["finish"])(busy(0), done(1)),
+            If(w["err"])(axi_err(1))))
+    ridx = m.Wire("axil_ridx", iw)
+    m.Assign(ridx(s_in["araddr"][2:axw]))
+    value = num(0, 32)
+    for idx, reg in fields(c):
+        value = Mux(ridx == num(idx, iw), reg if reg.width == 32 else Cat(num(0, 32 - reg.width), reg), value)
+    for k, n in enumerate(COUNTERS):
+        value = Mux(ridx == num(CYCLES + k, iw), counters[n], value)
+    value = Mux(ridx == num(STATUS, iw), Cat(num(0, 29), axi_err, done, busy), value)
+    value = Mux(ridx == num(CTRL, iw), Cat(num(0, 30), irq_en, num(0, 1)), value)
+    m.Always(Posedge(c.clk))(
+        If(c.rst)(rvalid(0))
+        .Elif(s_in["arvalid"] & ~rvalid)(
+            rvalid(1), rdata(value), rresp(Mux(s_in["araddr"][0:2] == num(0, 2), num(0, 2), num(2, 2))))
+        .Elif(s_in["rready"])(rvalid(0)))
+    m.Assign(irq(done & irq_en))
+    m.Assign(w["go"](go))
+    return {"busy": busy, "counters": counters}
+
+
+def dataflow_register(c: Ctx) -> None:
+    """The memory system's copy of the array's dataflow select (written with it): a packed row's
+    length and its lanes depend on the dataflow (:mod:`lego_build.frontend.packing`)."""
+    m, hm, w = c.m, c.hm, c.w
+    if not hm.dataflows:
+        return
+    sel = m.Reg("df_sel", hm.df_bits)
+    m.Always(Posedge(c.clk))(If(w["host_cfg_we"] & (w["host_cfg_addr"] == num(hm.df_reg, hm.cfg_addr_bits)))(
+        sel(w["host_cfg_wdata"][0:hm.df_bits])))
+    c.w["df"] = sel
+    c.unused.append((sel, hm.df_bits))  # a design whose rows no dataflow packs reads it nowhere

@@ -23,12 +23,14 @@ Launchers: Hydra's basic one (in turn), ``hydra/launcher=joblib`` (local process
 """
 from __future__ import annotations
 
+import fcntl
 import itertools
 import os
 import re
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from lego_build.config.compose import CONF_DIR, _register, design_id, searchpath_overrides
@@ -63,6 +65,23 @@ def expand(overrides: list[str]) -> list[list[str]] | None:
     return [list(combo) for combo in itertools.product(*axes)]
 
 
+@contextmanager
+def _job_lock(sweep_dir: Path, did: str):
+    """The sweep's jobs of one design directory one at a time, build and summary read together.
+    Jobs that differ only in what the design id leaves out (the cost model: ``arch.energy``,
+    ``arch.memory``, ...; the mapper) share a directory; ``dodo.py``'s lock covers one build, and
+    a sibling job's build could otherwise rewrite ``mapping.json`` before this job reads it. The
+    lock file lives in the sweep's directory, not in ``out/``."""
+    path = sweep_dir / "jobs" / "locks" / f"{did}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def build_design(overrides: list[str], sweep_dir: Path, project: Path, task: str = "build",
                  point_latest: bool = True) -> str:
     """Run ``doit build`` for one composed design under its lock; record the job; return its status.
@@ -79,8 +98,9 @@ def build_design(overrides: list[str], sweep_dir: Path, project: Path, task: str
     log.parent.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "doit", "-f", str(DODO), "-d", str(project), task, *overrides]
     env = None if point_latest else {**os.environ, KEEP_LATEST_ENV: "1"}
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=project, env=env)  # dodo.py locks the design
-    summary = design_summary(ddir, cfg) if proc.returncode == 0 else None
+    with _job_lock(sweep_dir, did):  # the build and the read of its results, before a sibling job rebuilds
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=project, env=env)  # dodo.py locks the design
+        summary = design_summary(ddir, cfg) if proc.returncode == 0 else None
     log.write_text(proc.stdout + proc.stderr)
     errors = [line[len("error: "):] for line in proc.stderr.splitlines() if line.startswith("error: ")]
     status = "ok" if proc.returncode == 0 else ("bad input" if proc.returncode == 2 else "failed")

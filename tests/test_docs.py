@@ -136,9 +136,9 @@ def _project(tmp_path: Path) -> Path:
 def _model_files(cwd: Path) -> None:
     """Real files for the model-file examples: zigzag-dse's ResNet-18 ONNX export, the tests'
     TFLite CNN, and AlexNet conv1 as a Timeloop problem."""
-    from test_importers_onnx import zigzag_model
-    from test_importers_tflite import small_cnn_tflite
-    from test_importers_timeloop import CNN_LAYER
+    from test_analysis_onnx_import import zigzag_model
+    from test_analysis_tflite_import import small_cnn_tflite
+    from test_analysis_timeloop_import import CNN_LAYER
 
     shutil.copy(zigzag_model("resnet18.onnx"), cwd / "model.onnx")
     small_cnn_tflite(cwd / "model.tflite")

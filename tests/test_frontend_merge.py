@@ -142,7 +142,8 @@ def test_merge_reuses_chains_that_the_union_duplicates():
     # partial sums reduced over the whole array (KH x KW) in one dataflow and down columns in the
     # other: the merged design reuses the column chains, the union of MSTs does not
     cfg = compose(["arch=lego_mnicoc", "arch.family=conv2d", "arch.rows=6", "arch.cols=6",
-                   "arch.control_flow=[1,1]", "arch.dataflows.mn.spatial=[kh,kw]", "arch.dataflows.icoc.spatial=[kh,oc]"])
+                   "arch.control_flow=[1,1]", "arch.dataflows.mn.spatial=[kh,kw]",
+                   "arch.dataflows.icoc.spatial=[kh,oc]"])
     adg = build_adg(REFERENCE["conv2d"], cfg.arch)
     check_forests(adg)
     merged_links, merged_ports, union_links, union_ports = _counts(adg, REFERENCE["conv2d"])

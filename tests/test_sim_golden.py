@@ -99,7 +99,6 @@ def test_reduction_length_and_widths_of_real_layers():
 
 
 def test_file_operands_cut_the_tile_window(tmp_path):
-    layer = gemm(40, 6, 8)
     full = {"A": np.arange(40 * 8, dtype=np.int64).reshape(1, 40, 8) % 100 - 50,
             "B": np.ones((1, 8, 6), dtype=np.int64)}
     path = tmp_path / "ops.npz"

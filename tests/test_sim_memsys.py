@@ -45,8 +45,8 @@ LAYERS = {
     "icoc": (["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[ic,oc]",
               "arch.control_flow=[0,0]", "workload.in_h=6", "workload.in_w=5", "workload.in_ch=6",
               "workload.out_ch=5", "arch.buffer_depth=32"], 5 * 6 * 5),  # padding 1 keeps 6 x 5
-    "mnicoc-as-icoc": (["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "arch.onchip_kb=0", "mapper.objective=latency",
-                        "workload.M=1", "workload.K=64", "arch.buffer_depth=32"], 16),
+    "mnicoc-as-icoc": (["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "arch.onchip_kb=0",
+                        "mapper.objective=latency", "workload.M=1", "workload.K=64", "arch.buffer_depth=32"], 16),
     # delay FIFOs between FUs (ShiDianNao's input shifts) are off in whole layers: every
     # destination reads its fallback bank
     "shidiannao-fifos-off": (["arch=shidiannao", "arch.rows=4", "arch.cols=4", "arch.onchip_kb=0",

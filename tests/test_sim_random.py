@@ -11,12 +11,12 @@ from lego_build.backend.interface import HostMap
 from lego_build.ir.adg import ADG
 from lego_build.ir.mapping import Mapping, tiled_loops
 from lego_build.ir.serialize import from_jsonable
+from lego_build.ir.workload import layer_kind
 from lego_build.mapping.controller import pre_check
-from lego_build.mapping.stage import link_conflict
 from lego_build.mapping.sim_tile import fit_tile
+from lego_build.mapping.stage import link_conflict
 from lego_build.runtime.atomic import read_json
 from lego_build.sim import verilator
-from lego_build.ir.workload import layer_kind
 from lego_build.sim.tile_runs import run_tiles
 from lego_build.sim.tiles import Tile
 

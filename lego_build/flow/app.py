@@ -142,7 +142,6 @@ def _progress(sweep_dir: Path) -> str:
 def _job(cfg) -> str:
     """The Hydra task function: the job's own overrides are the design."""
     from hydra.core.hydra_config import HydraConfig
-
     from hydra.types import RunMode
 
     hydra_cfg = HydraConfig.get()

@@ -94,7 +94,8 @@ def _temporal_entry(entry: str, where: str, family: str, dims: tuple[str, ...]) 
     if dim not in dims:
         raise ConfigError(f"{where}: dim {dim!r} is not a dim of {family}; use one of {', '.join(dims)}")
     if trips and (not trips.strip().isdigit() or int(trips) < 1):
-        raise ConfigError(f"{where}: trip count {trips!r} of dim {dim!r} is not a positive integer; write dim:N, e.g. k:4")
+        raise ConfigError(f"{where}: trip count {trips!r} of dim {dim!r} is not a positive integer; "
+                          "write dim:N, e.g. k:4")
     return dim, int(trips) if trips else 0
 
 

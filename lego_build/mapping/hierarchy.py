@@ -8,9 +8,9 @@ from 6 pJ at 32 KB to 30.375 pJ at 512 KB (extrapolated the same way beyond); be
 as the square root of the area, which is proportional to the capacity).
 
 :func:`from_conf` is ``arch.memory`` when the arch lists its levels; :func:`array_hierarchy`
-the generated array's own (chosen per layer and dataflow by ``mapping.stage``): a per-FU accumulator register (outputs), the L1 banks (one bank
-of ``buffer_depth`` words per data-node port of each tensor, one word per port per
-cycle) and DRAM (``arch.memsys.dram_bytes_per_cycle``).
+the generated array's own (chosen per layer and dataflow by ``mapping.stage``): a per-FU
+accumulator register (outputs), the L1 banks (one bank of ``buffer_depth`` words per data-node
+port of each tensor, one word per port per cycle) and DRAM (``arch.memsys.dram_bytes_per_cycle``).
 """
 from __future__ import annotations
 

@@ -71,7 +71,8 @@ def _hierarchy(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch) -> Hierarchy:
     ports: dict[str, int] = {}
     for net in adg.nets:
         if net.tensor in roles:
-            used = sum(1 for dfs in net.port_dataflows if dataflow.name in dfs) if net.port_dataflows else len(net.ports)
+            used = (sum(1 for dfs in net.port_dataflows if dataflow.name in dfs) if net.port_dataflows
+                    else len(net.ports))
             ports[roles[net.tensor]] = ports.get(roles[net.tensor], 0) + used
     bits = {roles[t.name]: t.bits for t in kernel.tensors}
     words = {roles[t.name]: adg.capacity(t.name, dataflow.name) for t in kernel.tensors}  # folded banks included

@@ -101,7 +101,10 @@ def coverage(mapping: dict, sim: dict | None, network_macs: int) -> dict:
     (a repeated layer counts every instance: they are identical), and their share of the
     network's MACs (unmappable layers included)."""
     sim = sim or {}
-    share = (lambda m: round(m / network_macs, 6) if network_macs else 0.0)
+
+    def share(m):
+        return round(m / network_macs, 6) if network_macs else 0.0
+
     mapped = {e["name"]: e for e in mapping.get("layers", []) if e.get("status") == "mapped"}
     layers_total = sum(e.get("count", 1) for e in mapping.get("layers", []))
     if sim.get("layers"):

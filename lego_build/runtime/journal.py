@@ -8,8 +8,8 @@ replaces: a hard link to the old file (``.<name>.undo``, same inode, no copy) or
 (the Verilator tree older versions kept in ``sim/build``) is moved aside whole
 (:meth:`Journal.replace_dir`). :meth:`Journal.rollback` puts all of it back and marks
 the journal so the dependency DB is not saved either (:mod:`lego_build.flow.doitdb`);
-:meth:`Journal.commit` (at process exit) drops the undo links. A build killed by SIGKILL leaves undo links behind; the next build
-removes them (:func:`lego_build.runtime.atomic.sweep_stale`) and, since the killed
+:meth:`Journal.commit` (at process exit) drops the undo links. A build killed by SIGKILL leaves
+undo links behind; the next build removes them (:func:`lego_build.runtime.atomic.sweep_stale`) and, since the killed
 run saved no dependency records, re-runs its stages.
 
 One journal per process (:func:`start`), because the writers are the stages' own

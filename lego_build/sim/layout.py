@@ -164,7 +164,8 @@ def input_banks(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow, 
     return images
 
 
-def output_reads(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow) -> list[tuple[int, int, tuple[int, ...]]]:
+def output_reads(kernel: Kernel, mapping: Mapping, adg: ADG,
+                 dataflow: Dataflow) -> list[tuple[int, int, tuple[int, ...]]]:
     """``(lane, addr, element index)`` of every real output element.
 
     Only iteration points inside the loop bounds count: an FU past the edge of a dim

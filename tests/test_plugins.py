@@ -179,7 +179,6 @@ def test_readme_extending_section_matches_the_demo_plugin():
     """docs/extending.md's entry points are the demo plugin's, and its build command is the one built above."""
     import configparser
     import re
-
     import tomllib
 
     section = (REPO_ROOT / "docs" / "extending.md").read_text()

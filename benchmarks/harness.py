@@ -102,7 +102,8 @@ def workspace(args: argparse.Namespace | None = None, prefix: str = "lego_build-
 
 
 def machine() -> dict:
-    """Where the figures were measured: CPU count and model, Python, OS."""
+    """Where the figures were measured: CPU count and model, Python, OS, and the load when it ended
+    (other processes sharing the CPUs slow every wall time)."""
     model = platform.processor() or platform.machine()
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -110,8 +111,9 @@ def machine() -> dict:
                 model = line.split(":", 1)[1].strip()
                 break
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    load = round(os.getloadavg()[0], 1) if hasattr(os, "getloadavg") else None
     return {"cpus": cpus, "cpu_model": model, "python": platform.python_version(),
-            "os": f"{platform.system()} {platform.release()}"}
+            "os": f"{platform.system()} {platform.release()}", "load_1min": load}
 
 
 def commit() -> str:

@@ -37,8 +37,10 @@ from typing import Iterable
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results"
 FORMAT = 1
-#: the caches whose state changes a wall time (``cache=`` of :func:`write_results`)
-CACHES = ("cold", "warm", "n/a")
+#: the state of the caches a wall time depends on (``cache=`` of :func:`write_results`): ``cold`` (a
+#: fresh cache root, :func:`cold_cache`), ``warm`` (filled by an earlier run of the same designs),
+#: ``as found`` (the user's cache root, warm for the designs built on this machine before)
+CACHES = ("cold", "warm", "as found", "n/a")
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -99,6 +101,33 @@ def workspace(args: argparse.Namespace | None = None, prefix: str = "lego_build-
 
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         yield Path(tmp)
+
+
+@contextlib.contextmanager
+def cold_cache(on: bool = True):
+    """With ``on``: a fresh, empty cache root (``LEGO_CACHE_DIR``, read by the stages in this process
+    and by child processes) for the duration, so Verilator models and netlists are built anew."""
+    if not on:
+        yield "as found"
+        return
+    import tempfile
+
+    saved = os.environ.get("LEGO_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="lego_build-bench-cache-") as tmp:
+        os.environ["LEGO_CACHE_DIR"] = tmp
+        try:
+            yield "cold"
+        finally:
+            if saved is None:
+                os.environ.pop("LEGO_CACHE_DIR", None)
+            else:
+                os.environ["LEGO_CACHE_DIR"] = saved
+
+
+def cache_option(ap: argparse.ArgumentParser) -> None:
+    """``--cold-cache``: for benchmarks whose wall times depend on the Verilator or netlist caches."""
+    ap.add_argument("--cold-cache", action="store_true",
+                    help="build with a fresh cache root (default: the user's, labelled 'as found')")
 
 
 def machine() -> dict:

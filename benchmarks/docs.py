@@ -68,8 +68,9 @@ def section(doc: dict, stem: str) -> list[str]:
     if doc["quick"]:
         lines += ["**quick**: a `--quick` run (small inputs); the full run is still to be recorded.", ""]
     lines += [f"`{doc['command']}`", "",
-              f"Measured {doc['date'][:10]} at commit `{doc['commit'][:12] or 'unknown'}` on {m['cpus']} CPUs "
-              f"({m['cpu_model']}, load {_cell(m.get('load_1min'))}), Python {m['python']}" + (f"; caches {doc['cache']}" if doc.get("cache") else "")
+              f"Measured {doc['date'][:10]} at commit `{doc['commit'][:12] or 'unknown'}` on {m.get('cpus', '?')} CPUs "
+              f"({m.get('cpu_model', 'model not recorded')}, load {_cell(m.get('load_1min'))}), "
+              f"Python {m.get('python', 'not recorded')}" + (f"; caches {doc['cache']}" if doc.get("cache") else "")
               + ".", ""]
     if doc.get("notes"):
         lines += [doc["notes"], ""]

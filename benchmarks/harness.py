@@ -177,7 +177,7 @@ def results_path(name: str, out: Path | None = None) -> Path:
 
 def write_results(name: str, figures: dict, *, peer: dict | None = None, paper: dict | None = None,
                   notes: str = "", cache: str | None = None, argv=None, quick: bool = False,
-                  out: Path | None = None, title: str = "") -> Path:
+                  out: Path | None = None, title: str = "", provenance: dict | None = None) -> Path:
     """Write ``benchmarks/results/<name>.json`` (or ``out``) and return its path.
 
     ``figures``: ours (``headline`` and ``tables`` are shown in the docs, other keys kept as data);
@@ -185,7 +185,9 @@ def write_results(name: str, figures: dict, *, peer: dict | None = None, paper: 
     citation: paper, table, tool and version); ``cache``: ``cold`` / ``warm`` when a wall time
     depends on a cache (Verilator models, netlists), else None; ``argv``: the arguments of the
     run (default ``sys.argv[1:]``); ``quick``: a ``--quick`` run (small inputs; not the figures
-    the docs quote as measured); ``title``: one line saying what it measures."""
+    the docs quote as measured); ``title``: one line saying what it measures; ``provenance``:
+    ``commit``, ``date`` and ``machine`` of figures measured before this call (a record converted
+    from an earlier run), replacing this process's."""
     for label, side in (("paper", paper), ("peer", peer)):
         if side is not None and not side.get("source"):
             raise ValueError(f"write_results({name!r}): {label} figures need a 'source' (the citation)")
@@ -195,6 +197,7 @@ def write_results(name: str, figures: dict, *, peer: dict | None = None, paper: 
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "commit": commit(), "command": command(name, argv), "machine": machine(), "cache": cache,
            "notes": notes, "figures": figures, "paper": paper, "peer": peer}
+    doc.update(provenance or {})
     path = results_path(name, out)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")

@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write", action="store_true", help="store the manifest instead of comparing")
     args = ap.parse_args(argv)
     stored = json.loads(MANIFEST.read_text()) if MANIFEST.exists() and not args.write else {}
-    found, differ, rows = {}, False, []
+    found, differ, rows, verilog = {}, False, [], []
     designs = {"default": DESIGNS["default"]} if args.quick else DESIGNS
     print(f"{'design':<26} {'files':>5} {'equal':>5} {'changed':>7} {'missing':>7} {'new':>4} {'build s':>8}")
     with harness.workspace(args, prefix="lego-artifacts-") as tmp:
@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             missing = sorted(set(old) - set(found[name]))
             new = sorted(set(found[name]) - set(old))
             differ |= bool(changed or missing or new)
+            verilog += [f"{name}/{f}" for f in (*changed, *missing, *new) if f.endswith(".v")]
             print(f"{name:<26} {len(found[name]):>5} {equal:>5} {len(changed):>7} {len(missing):>7} {len(new):>4} "
                   f"{seconds:>8.1f}")
             rows.append([name, len(found[name]), equal, len(changed), len(missing), len(new), round(seconds, 1)])
@@ -102,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {MANIFEST.relative_to(ROOT)}")
         return 0
     print("identical to the manifest" if not differ else "DIFFERENT from the manifest")
-    figures = {"headline": {"every artifact identical to the manifest": not differ},
+    figures = {"headline": {"every Verilog file identical to the manifest": not verilog,
+                            "every artifact identical to the manifest": not differ},
+               "verilog_differs": verilog,
                "tables": [harness.table("reference designs' artifacts against benchmarks/artifacts_manifest.json",
                                         ["design", "files", "equal", "changed", "missing", "new", "build s"], rows)]}
     harness.write_results("artifacts", figures, quick=args.quick, out=args.out, argv=argv,

@@ -28,7 +28,8 @@ RUNS = {
     "gemmini_like-16x16": ["arch=gemmini_like"],
     "lego_mnicoc-16x16": ["arch=lego_mnicoc"],
 }
-QUICK = {"array-2x2": ["target.asic_top=array", "arch.ppu=false", "arch.rows=2", "arch.cols=2", "workload.M=4", "workload.N=4", "workload.K=4"]}
+QUICK = {"array-2x2": ["target.asic_top=array", "arch.ppu=false", "arch.rows=2", "arch.cols=2", "workload.M=4",
+                       "workload.N=4", "workload.K=4"]}
 SEED = {"lego_mnicoc-16x16": (1.76, 285.0)}  # mm², mW at 28 nm
 
 

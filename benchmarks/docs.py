@@ -60,7 +60,8 @@ def _side(label: str, side: dict | None) -> list[str]:
 def section(doc: dict, stem: str) -> list[str]:
     """One benchmark's section."""
     if not isinstance(doc, dict) or "format" not in doc:
-        return [f'<a id="{stem}"></a>', "", f"## {stem}", "", f"`benchmarks/results/{stem}.json` is not in the harness's format; re-run "
+        return [f'<a id="{stem}"></a>', "", f"## {stem}", "",
+                f"`benchmarks/results/{stem}.json` is not in the harness's format; re-run "
                 f"`python -m benchmarks.{stem}`.", ""]
     m = doc["machine"]
     title = f" — {doc['title']}" if doc.get("title") else ""

@@ -58,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = run(combos, tmp, progress)
     wall = time.perf_counter() - start
     s = summary(rows)
-    print(f"\n{s['combos']} combinations, {s['mismatches']} mismatched outputs; |error| median {s['median_error']:.2%}, "
+    print(f"\n{s['combos']} combinations, {s['mismatches']} mismatched outputs; |error| median "
+          f"{s['median_error']:.2%}, "
           f"90th percentile {s['p90_error']:.2%}, 99th {s['p99_error']:.2%}, worst {s['worst_error']:.2%}; "
           f"{s['within_2pct']} within 2 % (the specification's goal), {s['within_10pct']} within 10 % (the test "
           f"suite's bound); on the sum {s['sum_error']:+.2%}; {wall:.0f} s")

@@ -20,7 +20,8 @@ double buffering of the generated memory system, per layer from the chosen mappi
 (``--rtl NET``: every array layer of the network run through the memory system in Verilator,
 every output compared; the measured cycles replace the model's, and the table shows the model's
 error beside them). The mapper's own figure (a roofline per tile) is printed too: it does not
-see the memory system's layout, which is why the latency model, not it, is quoted. ``--quick``: LeNet-5 on both designs at 4x4, latency objective.
+see the memory system's layout, which is why the latency model, not it, is quoted. ``--quick``:
+LeNet-5 on both designs at 4x4, latency objective.
 """
 if __name__ == "__main__" and not __package__:  # python benchmarks/lego_vs_gemmini.py
     import _script  # noqa: F401  (re-runs this as python -m benchmarks.lego_vs_gemmini)

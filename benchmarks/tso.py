@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
             harness.table(f"whole-network time (us) on arch={args.arch}, ours and the paper's",
                           ["model", "convs", *COLUMNS, "burst gain", "paper's gain"], rows),
             harness.table(f"{layer.name}: 80 maps of 73x73, 192 filters 80x3x3",
-                          ["bursts in the model", "partition/schedule", "input tile", "bursts per tile", "bursts", "us"], layer_rows,
+                          ["bursts in the model", "partition/schedule", "input tile", "bursts per tile", "bursts",
+                           "us"], layer_rows,
                           note="paper: burst 14 x 4 x 73, 70 bursts; no-burst 16 x 11 x 20, 176 bursts; 28 % faster")]}
     harness.write_results("tso", figures, quick=args.quick, out=args.out, argv=argv,
                           title="burst-aware TSO against burst-oblivious and fixed choices (seed 003)",

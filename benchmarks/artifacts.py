@@ -1,26 +1,28 @@
 """Artifacts of reference designs against a stored manifest of their hashes.
 
-    python benchmarks/artifacts.py            # build the designs, compare with artifacts_manifest.json
-    python benchmarks/artifacts.py --write    # store the manifest (before a change that must not alter them)
+    python -m benchmarks.artifacts            # build the designs, compare with artifacts_manifest.json
+    python -m benchmarks.artifacts --write    # store the manifest (before a change that must not alter them)
 
 A restructuring must leave what a build produces unchanged. This builds the default
 design and three presets in a temporary project, hashes every artifact (JSON canonically,
 without the top-level fields a change may add, listed in ``ADDED_FIELDS``; other files by
 their bytes; ``ADDED_FILES`` left out) and prints a table
 per design: files equal, changed, missing and new. Exit status 1 if anything differs.
+``--quick``: the default design alone.
 """
-from __future__ import annotations
+if __name__ == "__main__" and not __package__:  # python benchmarks/artifacts.py
+    import _script  # noqa: F401  (re-runs this as python -m benchmarks.artifacts)
 
-import argparse
 import hashlib
 import json
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks import harness
+
+ROOT = harness.ROOT
 MANIFEST = Path(__file__).with_name("artifacts_manifest.json")
 DESIGNS = {
     "default": [],
@@ -65,16 +67,17 @@ def build(name: str, overrides: list[str], project: Path) -> tuple[dict[str, str
     return hashes((project / "out" / "latest").resolve()), time.monotonic() - start
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="store the manifest instead of comparing")
-    args = parser.parse_args()
+def main(argv: list[str] | None = None) -> int:
+    ap = harness.parser(__doc__)
+    ap.add_argument("--write", action="store_true", help="store the manifest instead of comparing")
+    args = ap.parse_args(argv)
     stored = json.loads(MANIFEST.read_text()) if MANIFEST.exists() and not args.write else {}
-    found, differ = {}, False
+    found, differ, rows, verilog = {}, False, [], []
+    designs = {"default": DESIGNS["default"]} if args.quick else DESIGNS
     print(f"{'design':<26} {'files':>5} {'equal':>5} {'changed':>7} {'missing':>7} {'new':>4} {'build s':>8}")
-    with tempfile.TemporaryDirectory(prefix="lego-artifacts-") as tmp:
-        for name, overrides in DESIGNS.items():
-            project = Path(tmp) / name
+    with harness.workspace(args, prefix="lego-artifacts-") as tmp:
+        for name, overrides in designs.items():
+            project = tmp / name
             project.mkdir()
             found[name], seconds = build(name, overrides, project)
             old = stored.get(name, {})
@@ -86,16 +89,27 @@ def main() -> int:
             missing = sorted(set(old) - set(found[name]))
             new = sorted(set(found[name]) - set(old))
             differ |= bool(changed or missing or new)
+            verilog += [f"{name}/{f}" for f in (*changed, *missing, *new) if f.endswith(".v")]
             print(f"{name:<26} {len(found[name]):>5} {equal:>5} {len(changed):>7} {len(missing):>7} {len(new):>4} "
                   f"{seconds:>8.1f}")
+            rows.append([name, len(found[name]), equal, len(changed), len(missing), len(new), round(seconds, 1)])
             for label, files in (("changed", changed), ("missing", missing), ("new", new)):
                 if files:
                     print(f"  {label}: {', '.join(files)}")
     if args.write:
+        if args.quick:
+            found = {**json.loads(MANIFEST.read_text()), **found} if MANIFEST.exists() else found
         MANIFEST.write_text(json.dumps(found, indent=2, sort_keys=True) + "\n")
         print(f"wrote {MANIFEST.relative_to(ROOT)}")
         return 0
     print("identical to the manifest" if not differ else "DIFFERENT from the manifest")
+    figures = {"headline": {"every Verilog file identical to the manifest": not verilog,
+                            "every artifact identical to the manifest": not differ},
+               "verilog_differs": verilog,
+               "tables": [harness.table("reference designs' artifacts against benchmarks/artifacts_manifest.json",
+                                        ["design", "files", "equal", "changed", "missing", "new", "build s"], rows)]}
+    harness.write_results("artifacts", figures, quick=args.quick, out=args.out, argv=argv,
+                          title="reference designs' artifacts against the stored manifest")
     return 1 if differ else 0
 
 

@@ -2,7 +2,7 @@
 standard-cell flow (``target=asic``: Yosys + ABC + OpenSTA on Debian qflow's OSU 0.18 µm
 library), beside seed 004's figure for LEGO-MNICOC.
 
-    python benchmarks/asic.py [--only NAME ...]
+    python -m benchmarks.asic [--quick] [--only NAME ...] [--cold-cache]
 
 Needs ``apt-get install -y qflow``. Each design is built with ``target=asic`` (the default
 representative tiles simulated with toggle coverage: the array's modules at their measured
@@ -12,15 +12,15 @@ scaling (an estimate, see ``lego_build.sim.asic.scaled``).
 
 Seed 004, fig. 6-1: LEGO-MNICOC with Gemmini's resources, 1.76 mm² and 285 mW on chip in
 TSMC 28 nm (Design Compiler; CACTI for the SRAM), clock not stated there (1 GHz in §6).
+Yosys netlists are cached by content: ``--cold-cache`` times the builds with a fresh cache root.
+``--quick``: a 2x2 array alone (no memory system) on a small GEMM.
 """
-from __future__ import annotations
+if __name__ == "__main__" and not __package__:  # python benchmarks/asic.py
+    import _script  # noqa: F401  (re-runs this as python -m benchmarks.asic)
 
-import argparse
-import tempfile
 import time
-from pathlib import Path
 
-from lego_build import compose, run_all
+from benchmarks import harness
 from lego_build.runtime.artifacts import read_artifact
 
 RUNS = {
@@ -28,20 +28,24 @@ RUNS = {
     "gemmini_like-16x16": ["arch=gemmini_like"],
     "lego_mnicoc-16x16": ["arch=lego_mnicoc"],
 }
+QUICK = {"array-2x2": ["target.asic_top=array", "arch.ppu=false", "arch.rows=2", "arch.cols=2", "workload.M=4",
+                       "workload.N=4", "workload.K=4"]}
 SEED = {"lego_mnicoc-16x16": (1.76, 285.0)}  # mm², mW at 28 nm
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    ap = harness.parser(__doc__)
     ap.add_argument("--only", nargs="*", choices=sorted(RUNS), help="runs to do (default: all)")
-    args = ap.parse_args()
+    harness.cache_option(ap)
+    args = ap.parse_args(argv)
+    runs = QUICK if args.quick else {n: RUNS[n] for n in args.only or RUNS}
     rows = []
-    with tempfile.TemporaryDirectory(prefix="lego_build-asic-bench-") as tmp:
-        for name in args.only or list(RUNS):
+    with harness.workspace(args) as tmp, harness.cold_cache(args.cold_cache) as cache:
+        for name, overrides in runs.items():
             start = time.perf_counter()
-            run_all(compose(["target=asic", *RUNS[name]]), Path(tmp) / name)
+            harness.run_stages(harness.compose(["target=asic", *overrides]), "report", tmp / name)
             wall = time.perf_counter() - start
-            a = read_artifact(Path(tmp) / name, "sim/result.json").asic
+            a = read_artifact(tmp / name, "sim/result.json").asic
             rows.append((name, a, wall))
             print(f"\n## {name}: {a['library']} ({a['node_nm']:g} nm), toggle rates {a['activity_source']}")
             print(f"{'class':40} {'area um2':>12} {'power mW':>10}")
@@ -49,15 +53,30 @@ def main() -> None:
                 print(f"{c:40} {v:>12,} {a['power_mw'].get(c, 0.0):>10,.1f}")
     print(f"\n{'design':22} {'mm2':>8} {'Fmax MHz':>9} {'mW@100MHz':>10} {'wall s':>7} "
           f"{'mm2 @28nm':>10} {'mW @28nm':>9} {'seed mm2':>9} {'seed mW':>8}")
+    table = []
     for name, a, wall in rows:
         s28 = next((x for x in a["scaled"] if x["node_nm"] == 28), {})
         seed = SEED.get(name)
         print(f"{name:22} {a['area_mm2']:>8.2f} {a['fmax_mhz']:>9.1f} {a['power_total_mw']:>10.0f} {wall:>7.0f} "
               f"{s28.get('area_mm2', float('nan')):>10.2f} {s28.get('power_mw', float('nan')):>9.1f} "
               f"{seed[0] if seed else '':>9} {seed[1] if seed else '':>8}")
-    print("(the 28 nm columns are classical scaling of our 180 nm figures at the same 100 MHz clock; the seed's "
-          "power is at its own clock)")
+        table.append([name, round(a["area_mm2"], 2), round(a["fmax_mhz"], 1), round(a["power_total_mw"]), round(wall),
+                      round(s28.get("area_mm2", float("nan")), 2), round(s28.get("power_mw", float("nan")), 1),
+                      seed[0] if seed else None, seed[1] if seed else None])
+    note = ("the 28 nm columns are classical scaling of our 180 nm figures at the same 100 MHz clock; the seed's "
+            "power is at its own clock")
+    print(f"({note})")
+    figures = {"tables": [harness.table(
+        "target=asic: area, Fmax, power at 100 MHz (OSU 0.18 um), and scaled to 28 nm beside seed 004's",
+        ["design", "mm²", "Fmax MHz", "mW at 100 MHz", "wall s", "mm² at 28 nm", "mW at 28 nm", "mm² (paper)",
+         "mW (paper)"], table, note=note)],
+        "area_um2": {name: a["area_um2"] for name, a, _ in rows}}
+    harness.write_results("asic", figures, quick=args.quick, out=args.out, argv=argv, cache=cache,
+                          title="physical figures of generated accelerators (target=asic)",
+                          paper={"source": "seed 004 fig. 6-1: LEGO-MNICOC with Gemmini's resources, TSMC 28 nm",
+                                 "lego_mnicoc mm²": 1.76, "lego_mnicoc mW": 285.0})
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,42 +1,68 @@
-"""Front-end time (seed 004 ch. 4) on large arrays: candidates, MSTs and the §4.3 merge.
+"""Front-end time (seed 004 ch. 4) on large arrays: candidate links, MSTs and the §4.3 merge.
 
-    python benchmarks/frontend.py
+    python -m benchmarks.frontend [--quick]
 
-Target (issue 4): a 32x32 array with three dataflows in under 5 s on 2 cores
-(seed 004 reports 4 s in C++ for its 16x16 design). Prints one row per design.
+Each design is composed as ``doit build`` composes it, its ``analyze`` stage run, then its
+``graph`` stage timed alone (the workload's reference kernel lowered to the array's family,
+candidates, spanning forests, the multi-dataflow merge, ``adg.json`` written). Target
+(issue 4): a 32x32 array with three dataflows in under 5 s on 2 cores (seed 004 reports 4 s in
+C++ for its 16x16 design). ``--quick``: the same designs at 4x4 on small layers.
 """
-from __future__ import annotations
+if __name__ == "__main__" and not __package__:  # python benchmarks/frontend.py
+    import _script  # noqa: F401  (re-runs this as python -m benchmarks.frontend)
 
 import sys
 import time
 
-from lego_build import compose
-from lego_build.analysis.kernels import conv2d, gemm
-from lego_build.frontend.adg_build import build_adg
+from benchmarks import harness
 
-CASES = (
-    ("gemm 16x16 MN+ICOC", gemm(64, 64, 64), ["arch=lego_mnicoc"]),
-    ("gemm 32x32 IC-OC", gemm(64, 64, 64), ["arch=lego_icoc_1k"]),
-    ("conv 32x32 three dataflows", conv2d(1, 64, 64, 34, 34, 3, 3, 1, 1),
-     ["arch=lego_mnicoc", "arch.family=conv2d", "arch.rows=32", "arch.cols=32", "arch.max_fus=1024",
-      "arch.dataflows.mn.spatial=[oh,ow]", "arch.dataflows.icoc.spatial=[ic,oc]"]),
+#: workload overrides: full size, and the small inputs of ``--quick``
+WORKLOADS = {
+    "gemm": (["workload=gemm", "workload.M=64", "workload.N=64", "workload.K=64"],
+             ["workload=gemm", "workload.M=8", "workload.N=8", "workload.K=8"]),
+    "conv": (["workload=conv2d", "workload.in_ch=64", "workload.out_ch=64", "workload.in_h=34", "workload.in_w=34"],
+             ["workload=conv2d", "workload.in_ch=8", "workload.out_ch=8", "workload.in_h=6", "workload.in_w=6"]),
+}
+CASES = (  # label, arch overrides, workload
+    ("lego_mnicoc 16x16, three dataflows, GEMM 64^3", ["arch=lego_mnicoc"], "gemm"),
+    ("lego_icoc_1k 32x32, IC-OC, GEMM 64^3", ["arch=lego_icoc_1k"], "gemm"),
+    ("lego_mnicoc 32x32, three dataflows, conv 64ch 34x34",
+     ["arch=lego_mnicoc", "arch.rows=32", "arch.cols=32", "arch.max_fus=1024"], "conv"),
 )
+QUICK = ["arch.rows=4", "arch.cols=4", "arch.max_fus=16"]
+TARGET_S = 5.0
 
 
-def main() -> int:
-    print(f"{'design':<28} {'dataflows':>9} {'FUs':>5} {'seconds':>8} {'links':>6} {'ports':>6}")
-    for label, kernel, overrides in CASES:
-        cfg = compose(overrides)
-        if label.startswith("conv 32x32"):
-            from lego_build.config.schema import DataflowConf
+def measure(overrides: list[str], work) -> dict:
+    cfg = harness.compose(overrides)
+    harness.run_stages(cfg, "analyze", work)
+    start = time.perf_counter()
+    harness.run_stages(cfg, "graph", work, skip=("analyze",))
+    seconds = time.perf_counter() - start
+    from lego_build.runtime.artifacts import read_artifact
 
-            cfg.arch.dataflows["khoh"] = DataflowConf(spatial=["oc:8,kh:4", "oh"])  # a third: Eyeriss-like KH-OH
-        start = time.perf_counter()
-        adg = build_adg(kernel, cfg.arch)
-        seconds = time.perf_counter() - start
-        links = sum(len(n.links) for n in adg.nets)
-        ports = sum(len(n.ports) for n in adg.nets)
-        print(f"{label:<28} {len(adg.dataflows):>9} {len(adg.fus):>5} {seconds:8.2f} {links:>6} {ports:>6}")
+    adg = read_artifact(work, "adg.json")
+    return {"dataflows": len(adg.dataflows), "fus": len(adg.fus), "seconds": round(seconds, 2),
+            "links": sum(len(n.links) for n in adg.nets), "ports": sum(len(n.ports) for n in adg.nets)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = harness.parser(__doc__).parse_args(argv)
+    rows = []
+    with harness.workspace(args) as work:
+        for i, (label, arch, workload) in enumerate(CASES):
+            overrides = [*arch, *WORKLOADS[workload][args.quick], *(QUICK if args.quick else [])]
+            r = measure(overrides, work / str(i))
+            rows.append([label, r["dataflows"], r["fus"], r["seconds"], r["links"], r["ports"]])
+            print(f"{label:<52} {r['dataflows']:>2} dataflows {r['fus']:>5} FUs {r['seconds']:7.2f} s "
+                  f"{r['links']:>6} links {r['ports']:>5} ports")
+    big = [r for r in rows if r[2] >= 1024 and r[1] >= 3]
+    headline = {"graph stage, 32x32 with three dataflows (s)": big[0][3] if big else None, "target (s)": TARGET_S}
+    figures = {"headline": headline, "tables": [harness.table(
+        "graph stage alone, per design", ["design", "dataflows", "FUs", "seconds", "links", "ports"], rows)]}
+    harness.write_results("frontend", figures, quick=args.quick, out=args.out, argv=argv,
+                          title="front-end (graph stage) time on large arrays",
+                          paper={"source": "seed 004 ch. 4 (C++ front end)", "16x16 design (s)": 4.0})
     return 0
 
 

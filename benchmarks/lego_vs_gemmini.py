@@ -1,6 +1,6 @@
 """Seed 004 §6.2 (figs. 6-2 and 6-3): LEGO-MNICOC against a Gemmini-like baseline, per network.
 
-    python benchmarks/lego_vs_gemmini.py [--only resnet50 ...] [--rtl resnet50 ...] [--objective latency edp]
+    python -m benchmarks.lego_vs_gemmini [--quick] [--only resnet50 ...] [--rtl resnet50 ...] [--objective latency edp]
 
 Both designs have the same resources (``arch=gemmini_like`` and ``arch=lego_mnicoc``: 256 FUs,
 256 KB of bank SRAM, a 128-bit bus at 16 GB/s, 16 PPU lanes; tests/test_presets.py checks them
@@ -20,27 +20,27 @@ double buffering of the generated memory system, per layer from the chosen mappi
 (``--rtl NET``: every array layer of the network run through the memory system in Verilator,
 every output compared; the measured cycles replace the model's, and the table shows the model's
 error beside them). The mapper's own figure (a roofline per tile) is printed too: it does not
-see the memory system's layout, which is why the latency model, not it, is quoted.
+see the memory system's layout, which is why the latency model, not it, is quoted. ``--quick``:
+LeNet-5 on both designs at 4x4, latency objective.
 """
-from __future__ import annotations
+if __name__ == "__main__" and not __package__:  # python benchmarks/lego_vs_gemmini.py
+    import _script  # noqa: F401  (re-runs this as python -m benchmarks.lego_vs_gemmini)
 
-import argparse
 import hashlib
 import shutil
 import sys
-import tempfile
 import time
 from math import exp, log
 from pathlib import Path
 
-from lego_build import compose, run_stage
+from benchmarks import harness
 from lego_build.analysis.networks import NETWORKS
 from lego_build.runtime.artifacts import read_artifact
 
 DESIGNS = ("gemmini_like", "lego_mnicoc")
 SEVEN = ("alexnet", "mobilenetv2", "resnet50", "efficientnetv2", "bert", "gpt2", "coatnet")
 PAPER = {"speedup": 3.2, "energy": 2.4}  # seed 004 §6.2, geometric means over the seven networks
-STAGES = ("analyze", "graph", "optimize", "map")
+QUICK = ["arch.rows=4", "arch.cols=4"]
 OBJECTIVES = ("latency", "edp")  # the objectives under which the map stage times layers by the latency model
 
 
@@ -54,18 +54,20 @@ def measure(design: str, net: str, objective: str, rtl: bool, out: Path, extra=(
     overrides = [f"arch={design}", f"workload={net}", f"mapper.objective={objective}", *extra]
     if rtl:
         overrides += ["target.scope=network", "target.max_cycles=1000000000", "target.max_minutes=0"]
-    cfg = compose(overrides)
+    cfg = harness.compose(overrides)
     work = out / f"{design}-{net}"
     start = time.perf_counter()
-    for stage in STAGES:
-        if stage == "optimize" and hardware is not None:
-            key = hashlib.sha256((work / "adg.json").read_bytes() + repr(cfg.optimizer).encode()).hexdigest()
-            if key in hardware:
-                for name in ("dag.json", "passes.json"):
-                    shutil.copyfile(hardware[key] / name, work / name)
-                continue
+    harness.run_stages(cfg, "graph", work, quiet=False)
+    skip = ["analyze", "graph"]
+    if hardware is not None:
+        key = hashlib.sha256((work / "adg.json").read_bytes() + repr(cfg.optimizer).encode()).hexdigest()
+        if key in hardware:
+            for name in ("dag.json", "passes.json"):
+                shutil.copyfile(hardware[key] / name, work / name)
+            skip.append("optimize")
+        else:
             hardware[key] = work
-        run_stage(stage, cfg, work)
+    harness.run_stages(cfg, "map", work, skip=skip, quiet=False)
     doc = read_artifact(work, "mapping.json")
     t = doc.totals
     ppu = t["ppu"]["cycles"]
@@ -75,8 +77,8 @@ def measure(design: str, net: str, objective: str, rtl: bool, out: Path, extra=(
     ppu_dram = t["ppu"]["dram_bytes"] * 8 / 16 * cfg.arch.energy.dram_pj
     row["onchip_pj"] = t["end_to_end_energy_pj"] - dram - ppu_dram
     if rtl:
-        for stage in ("emit", "simulate"):
-            run_stage(stage, cfg, work)
+        harness.run_stages(cfg, "simulate", work, skip=[s for s in ("analyze", "graph", "optimize", "map")],
+                           quiet=False)
         res = read_artifact(work, "sim/result.json")
         measured = {x["layer"]: x["cycles"] for x in res.layers}
         counts = {e["name"]: e["count"] for e in doc.layers if e["status"] == "mapped"}
@@ -96,20 +98,21 @@ def geomean(xs: list[float]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = harness.parser(__doc__)
     ap.add_argument("--only", nargs="*", default=None, help="networks (default: the seven of §6.2)")
     ap.add_argument("--rtl", nargs="*", default=[], help="networks whose latency comes from whole-network RTL runs")
     ap.add_argument("--objective", nargs="+", default=list(OBJECTIVES), choices=OBJECTIVES,
                     help="LEGO's mapper.objective, one table each (the baseline's rule is fixed)")
-    ap.add_argument("--out", type=Path, default=None, help="keep the designs here (default: a temporary directory)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.only, args.objective = ["lenet"], ["latency"]
     nets = [n for n in (args.only or SEVEN) if n in NETWORKS]
     missing = [n for n in (args.only or SEVEN) if n not in NETWORKS]
     if missing:
         print(f"skipped (no such built-in network): {', '.join(missing)}", file=sys.stderr)
-    means, hardware = [], {}
-    with tempfile.TemporaryDirectory() as tmp:
-        out = args.out or Path(tmp)
+    means, hardware, tables = [], {}, []
+    extra = QUICK if args.quick else []
+    with harness.workspace(args) as out:
         base = {}
         for objective in args.objective:
             rows = {}
@@ -119,19 +122,35 @@ def main(argv: list[str] | None = None) -> int:
                         rows[design, net] = base[net]
                         continue
                     r = measure(design, net, objective if design != "gemmini_like" else "latency", net in args.rtl,
-                                out / (objective if design != "gemmini_like" else "baseline"), hardware=hardware)
+                                out / (objective if design != "gemmini_like" else "baseline"), extra, hardware)
                     rows[design, net] = r
                     if design == "gemmini_like":
                         base[net] = r
                     print(f"  {design} {net}: {r['cycles']:,} cycles ({r['source']}), {r['wall_s']:.1f} s",
                           file=sys.stderr)
-            means.append((objective, *table(nets, rows, objective)))
+            speed, energy = table(nets, rows, objective)
+            means.append((objective, speed, energy))
+            tables.append(harness.table(
+                f"LEGO-MNICOC mapped for {objective} against the Gemmini-like baseline",
+                ["network", "Gemmini-like cycles", "LEGO cycles", "speed-up", "on-chip energy ratio", "source"],
+                [[net, rows["gemmini_like", net]["cycles"], rows["lego_mnicoc", net]["cycles"],
+                  round(rows["gemmini_like", net]["cycles"] / rows["lego_mnicoc", net]["cycles"], 2),
+                  round(rows["gemmini_like", net]["onchip_pj"] / rows["lego_mnicoc", net]["onchip_pj"], 2),
+                  " / ".join(dict.fromkeys(rows[d, net]["source"] for d in DESIGNS))] for net in nets]
+                + [["geometric mean", "", "", round(speed, 2), round(energy, 2), ""],
+                   ["seed 004 §6.2 (paper)", "", "", PAPER["speedup"], PAPER["energy"], ""]]))
     if len(means) > 1:
         print("| LEGO's mapper.objective | speed-up (geometric mean) | on-chip energy ratio (geometric mean) |")
         print("|---|---:|---:|")
         for objective, s, e in means:
             print(f"| {objective} | {s:.2f}x | {e:.2f}x |")
         print(f"| seed 004 §6.2 (paper) | {PAPER['speedup']}x | {PAPER['energy']}x |")
+    headline = {f"geometric-mean speed-up, LEGO mapped for {o}": round(s, 2) for o, s, _ in means}
+    headline |= {f"geometric-mean on-chip energy ratio, LEGO mapped for {o}": round(e, 2) for o, _, e in means}
+    harness.write_results("lego_vs_gemmini", {"headline": headline, "tables": tables}, quick=args.quick, out=args.out,
+                          argv=argv, title="LEGO-MNICOC against a Gemmini-like baseline per network (seed 004 §6.2)",
+                          paper={"source": "seed 004 §6.2, figs. 6-2 and 6-3, geometric means over seven networks",
+                                 "speed-up": PAPER["speedup"], "energy ratio": PAPER["energy"]})
     return 0
 
 

@@ -1,7 +1,7 @@
 """Whole networks in RTL through the memory system (issue 18): measured cycles against the
 latency model, per layer and in total, beside the published anchors.
 
-    python benchmarks/network_sim.py [--only NAME ...] [--out DIR]
+    python -m benchmarks.network_sim [--quick] [--only NAME ...] [--keep DIR] [--cold-cache]
 
 Runs (``target.scope=network``: every array layer of the network, every output element
 compared with the exact golden model, one Verilator build per design):
@@ -21,7 +21,10 @@ compared with the exact golden model, one Verilator build per design):
 * ``resnet18-gemmini_like`` / ``mobilenetv2-gemmini_like`` / ``resnet50-eyeriss``: the presets as
   a user builds them, default settings (Gemmini's tiling rule; the energy objective).
 
-Each run's figures are also written to ``benchmarks/results/network_sim.json``.
+Each run's record goes to ``benchmarks/results/network_sim.json``, replacing the one of the same
+name (the others stay, with the commit and date they were measured at). Wall times include the
+Verilator build: ``--cold-cache`` builds with a fresh cache root, else the user's (as found).
+``--quick``: one small GEMM (``gemm-4x4``) on the default 4x4 array.
 
 Anchors: ResNet-18 has 1,814,073,344 MACs, so 1,771,556 cycles on 1024 MACs is the ideal;
 SCALE-Sim 3.0 reports 2,133,315 cycles for it on a 32 x 32 output-stationary array with
@@ -30,16 +33,16 @@ time steps at the mapping's spatial padding (an output-stationary array holds ou
 on one side, so ResNet-18's 14 x 14 and 7 x 7 layers fill 196 of 224 and 49 of 64 rows:
 1,975,856 steps, 1.115 x the ideal, before any fill, drain or stall).
 """
-from __future__ import annotations
+if __name__ == "__main__" and not __package__:  # python benchmarks/network_sim.py
+    import _script  # noqa: F401  (re-runs this as python -m benchmarks.network_sim)
 
-import argparse
+import datetime
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from lego_build import compose, run_all
+from benchmarks import harness
 from lego_build.runtime.artifacts import read_artifact
 
 #: the 16 x 16 weight-stationary GEMM array these figures were measured on (what gemmini_like was before it
@@ -64,15 +67,17 @@ RUNS = {
     "mobilenetv2-gemmini_like": ["arch=gemmini_like", "workload=mobilenetv2"],
     "resnet50-eyeriss": ["arch=eyeriss", "workload=resnet50"],
 }
+QUICK = {"gemm-4x4": ["workload=gemm", "workload.M=8", "workload.N=8", "workload.K=8"]}
 IDEAL = {"resnet18": 1_814_073_344}
 SCALE_SIM = {"resnet18-32x32-os": 2_133_315}
 
 
 def run(name: str, out: Path) -> dict:
-    cfg = compose([*RUNS[name], "target.scope=network", "target.max_cycles=1000000000", "target.max_minutes=0"])
+    cfg = harness.compose([*{**RUNS, **QUICK}[name], "target.scope=network", "target.max_cycles=1000000000",
+                           "target.max_minutes=0"])
     design = out / name
     start = time.perf_counter()
-    run_all(cfg, design)
+    harness.run_stages(cfg, "report", design, quiet=False)
     wall = time.perf_counter() - start
     res = read_artifact(design, "sim/result.json")
     steps = {e["name"]: e["steps"] for e in read_artifact(design, "mapping.json").layers if e["status"] == "mapped"}
@@ -118,7 +123,7 @@ def record(r: dict) -> dict:
     """What a run measured, as data (``benchmarks/results/network_sim.json``)."""
     res, net = r["res"], r["res"].network
     fus = r["cfg"].arch.rows * r["cfg"].arch.cols
-    return {"name": r["name"], "overrides": RUNS[r["name"]], "status": res.status, "outputs": res.outputs,
+    return {"name": r["name"], "overrides": {**RUNS, **QUICK}[r["name"]], "status": res.status, "outputs": res.outputs,
             "mismatches": res.mismatches, "cycles": net["cycles"], "cycles_predicted": net["cycles_predicted"],
             "error": net["error"], "max_layer_error": net["max_layer_error"], "macs": net["macs"],
             "utilization": round(net["macs"] / (net["cycles"] * fus), 4), "wall_s": round(r["wall"], 1),
@@ -127,27 +132,55 @@ def record(r: dict) -> dict:
                                           "store_wait")} for x in res.layers]}
 
 
-RESULTS = Path(__file__).resolve().parent / "results" / "network_sim.json"
+#: the commit that measured the records written before the harness (benchmarks/results/network_sim.json's history)
+EARLIER = "b98dda8"
+PEER = {"source": "SCALE-Sim 3.0: ResNet-18 on a 32x32 output-stationary array, 64 KB SRAMs, no DRAM stalls",
+        "resnet18-32x32-os cycles": SCALE_SIM["resnet18-32x32-os"]}
+
+
+def earlier_runs(path: Path) -> dict:
+    """The records already in the results file, by name (a file from before the harness: its
+    records, labelled with the commit that measured them)."""
+    if not path.is_file():
+        return {}
+    doc = json.loads(path.read_text())
+    if isinstance(doc, list):
+        return {x["name"]: {**x, "commit": EARLIER, "date": "", "cache": "as found", "quick": False} for x in doc}
+    return {x["name"]: x for x in doc["figures"]["runs"]}
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = harness.parser(__doc__)
     ap.add_argument("--only", nargs="*", choices=sorted(RUNS), help="runs to do (default: all)")
-    ap.add_argument("--out", type=Path, help="where the designs go (default: a temporary directory)")
-    ap.add_argument("--results", type=Path, default=RESULTS, help=f"results file (default {RESULTS.name}; each "
-                    "run's record replaces the one of the same name)")
+    harness.cache_option(ap)
     args = ap.parse_args(argv)
-    names = args.only or list(RUNS)
-    with tempfile.TemporaryDirectory(prefix="lego_build-network-sim-") as tmp:
-        out = args.out or Path(tmp)
+    names = list(QUICK) if args.quick else (args.only or list(RUNS))
+    path = harness.results_path("network_sim", args.out)
+    with harness.workspace(args) as out, harness.cold_cache(args.cold_cache) as cache:
         for name in names:
             r = run(name, out)
             report(r)
-            records = {x["name"]: x for x in json.loads(args.results.read_text())} if args.results.is_file() else {}
-            records[name] = record(r)
-            args.results.parent.mkdir(parents=True, exist_ok=True)
-            args.results.write_text(json.dumps([records[k] for k in sorted(records)], indent=1) + "\n")
+            runs = earlier_runs(path)
+            runs[name] = {**record(r), "commit": harness.commit(), "cache": cache, "quick": args.quick,
+                          "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+            write(runs, argv, path)
     return 0
+
+
+def write(runs: dict, argv: list[str] | None, path: Path, provenance: dict | None = None) -> Path:
+    rows = [[x["name"], x["cycles"], round(x["cycles"] / x["ideal"], 3), f"{x['error']:+.2%}",
+             f"{x['max_layer_error']:.2%}", x["mismatches"], x["wall_s"], x.get("cache", ""), x["commit"][:7]]
+            for x in sorted(runs.values(), key=lambda x: x["name"])]
+    figures = {"tables": [harness.table(
+        "whole networks in RTL: measured cycles, the latency model's error, wall time of the whole build",
+        ["run", "cycles", "x ideal", "model error (network)", "worst layer", "mismatches", "wall s", "cache",
+         "commit"], rows, note=f"records of commit {EARLIER} were measured before the harness recorded caches "
+        "(as found: warm Verilator models)")], "runs": [runs[k] for k in sorted(runs)]}
+    return harness.write_results("network_sim", figures, peer=PEER, quick=all(x.get("quick") for x in runs.values()),
+                                 out=path, argv=argv, provenance=provenance,
+                                 title="whole networks in RTL through the memory system, against the latency model",
+                                 notes="Anchors: ResNet-18 has 1,814,073,344 MACs, 1,771,556 cycles on 1024 MACs "
+                                 "is the ideal.")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Seed 004 Table 6.3: the seven low-bit FU arrays, generated from the FU language, on LLaMA-7B.
 
-    python benchmarks/quant_fus.py [--only mx4 ...] [--no-asic] [--no-llama]
+    python -m benchmarks.quant_fus [--quick] [--only mx4 ...] [--no-asic] [--no-llama]
 
 Hardware: each FU of ``lego_build/fulang/library.py`` is one group's dot product, traced and
 emitted with Veriloggen. An array of 1024 MACs per cycle (the paper's 128 x 8) has ``1024 /
@@ -26,26 +26,24 @@ or more), so a sub-byte format gains nothing there until the DMA packs sub-byte 
 
 The only typed-in numbers are the paper's (``PAPER``, labelled). At the end: whether the
 paper's rankings hold (INT8 larger than every 4-bit format; MX9 > MX6 > MX4 in area; MX4 > MX6 >
-MX9 in GOP/s/W at batch 1).
+MX9 in GOP/s/W at batch 1). ``--quick``: INT8 and MX4, Yosys only, no LLaMA-7B.
 """
-from __future__ import annotations
+if __name__ == "__main__" and not __package__:  # python benchmarks/quant_fus.py
+    import _script  # noqa: F401  (re-runs this as python -m benchmarks.quant_fus)
 
-import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from veriloggen import Module, Posedge
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lego_vs_gemmini import measure  # noqa: E402
-
-from lego_build.errors import StageError  # noqa: E402
-from lego_build.fulang.emit import mk_fu  # noqa: E402
-from lego_build.fulang.expr import FU, Vec  # noqa: E402
-from lego_build.fulang.library import STORAGE, TABLE_6_3, builtin  # noqa: E402
-from lego_build.sim.yosys import synthesize  # noqa: E402
+from benchmarks import harness
+from benchmarks.lego_vs_gemmini import measure
+from lego_build.errors import StageError
+from lego_build.fulang.emit import mk_fu
+from lego_build.fulang.expr import FU, Vec
+from lego_build.fulang.library import STORAGE, TABLE_6_3, builtin
+from lego_build.sim.yosys import synthesize
 
 MACS = 1024  # the paper's 128 x 8 FU array, one MAC each per cycle
 GHZ = 1.0  # the clock GOP/s and power are quoted at (32 GB/s = 32 B per cycle)
@@ -130,16 +128,18 @@ def _cell(ours: float | None, paper: float, fmt: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = harness.parser(__doc__)
     ap.add_argument("--only", nargs="*", default=None, choices=TABLE_6_3, help="FUs (default: all seven)")
     ap.add_argument("--no-asic", action="store_true", help="skip the standard-cell flow (Yosys proxy only)")
     ap.add_argument("--no-llama", action="store_true", help="skip the LLaMA-7B mappings")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.only, args.no_asic, args.no_llama = ["int8", "mx4"], True, True
     names = args.only or list(TABLE_6_3)
     asic = not args.no_asic and asic_available()
     rows: dict = {}
     built: dict = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with harness.workspace(args) as tmp:
         for n in names:
             rows[n] = hardware(n, Path(tmp) / n, asic)
             if not args.no_llama:
@@ -218,7 +218,29 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"GOP/s/W at bs=1, MX4 > MX6 > MX9: {'yes' if eff['mx4'] > eff['mx6'] > eff['mx9'] else 'no'} "
                       "(paper: yes)")
     print("paper: seed 004 Table 6.3 (28 nm, FU array of 128 x 8, LLaMA-7B at 32 GB/s)")
+    record(rows, asic, args, argv)
     return 0
+
+
+def record(rows: dict, asic: bool, args, argv) -> Path:
+    """The results file: per FU ours beside the paper's (area, power at 28 nm; GOP/s at batch 1, 32)."""
+    def r2(x, fmt=".3g"):
+        return None if x is None else float(format(x, fmt))
+
+    table = [[n, r["group"], r["cells"], r["array_transistors"], r2(r.get("area_mm2")), PAPER[n][0],
+              r2(r.get("power_mw")), PAPER[n][1], r2(r.get("bs1", {}).get("gops")), PAPER[n][2],
+              r2(r.get("bs32", {}).get("gops")), PAPER[n][4]] for n, r in rows.items()]
+    where = (f"area and power: the standard-cell flow (OSU 0.18 um, toggle 0.1) moved to {NODE_NM} nm at {VDD} V, "
+             f"power at {GHZ:g} GHz" if asic else "area and power not measured (Yosys proxy only)")
+    figures = {"tables": [harness.table(
+        "seed 004 Table 6.3's FUs: an array of 1024 MACs per cycle, ours beside the paper's",
+        ["FU", "group", "cells per FU", "array transistors", "area mm²", "area mm² (paper)", "power mW",
+         "power mW (paper)", "GOP/s bs=1", "GOP/s bs=1 (paper)", "GOP/s bs=32", "GOP/s bs=32 (paper)"], table,
+        note=f"{where}; GOP/s: LLaMA-7B on lego_icoc_1k by the mapper's model")], "rows": rows}
+    return harness.write_results("quant_fus", figures, quick=args.quick, out=args.out, argv=argv,
+                                 title="low-bit FU arrays from the FU language (seed 004 Table 6.3)",
+                                 paper={"source": "seed 004 Table 6.3 (28 nm, FU array of 128 x 8, LLaMA-7B at "
+                                        "32 GB/s), in the table's (paper) columns"})
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Ruby-S against PFM (seed 002 §V): ResNet-50 on the Eyeriss-like 14 x 12 array, EDP per layer.
 
-    python benchmarks/ruby.py [--search rtml|random] [--network resnet50]
+    python -m benchmarks.ruby [--quick] [--search rtml|random] [--network resnet50]
 
 Every figure is the product's own path, the map stage of ``doit map arch=eyeriss_ruby
 workload=<network> mapper=pfm|ruby_s mapper.objective=edp`` (run in process; the paper's
@@ -19,16 +19,16 @@ Prints per distinct layer the unrolling, utilisation and EDP of both, each whole
 energy, cycles and EDP (total energy x total cycles, layers weighted by their count), and
 AlexNet layer 2 (27 x 27 outputs, 48 -> 128 channels, 5 x 5: one group of the original two-GPU
 network) under the searched unrolling. Paper: whole network -14 % EDP (energy +2 %, cycles
--17 %); AlexNet layer 2 utilisation 71 % (PFM) vs 85 % (Ruby-S).
+-17 %); AlexNet layer 2 utilisation 71 % (PFM) vs 85 % (Ruby-S). ``--quick``: LeNet-5 instead of
+the network, no AlexNet layer 2.
 """
-from __future__ import annotations
+if __name__ == "__main__" and not __package__:  # python benchmarks/ruby.py
+    import _script  # noqa: F401  (re-runs this as python -m benchmarks.ruby)
 
-import argparse
-import tempfile
 import time
 from pathlib import Path
 
-from lego_build import compose, run_stage
+from benchmarks import harness
 from lego_build.runtime.artifacts import read_artifact
 
 ALEXNET2 = ["workload=conv2d", "workload.in_ch=48", "workload.out_ch=128", "workload.in_h=27", "workload.in_w=27",
@@ -37,11 +37,9 @@ ALEXNET2 = ["workload=conv2d", "workload.in_ch=48", "workload.out_ch=128", "work
 
 def flow(overrides: list[str], mapper: str, unroll: str, search: str, work: Path):
     """``doit map arch=eyeriss_ruby <overrides> mapper=<mapper>`` under EDP: mapping.json's doc."""
-    cfg = compose(["arch=eyeriss_ruby", *overrides, f"mapper={mapper}", "mapper.objective=edp",
-                   f"mapper.search={search}", f"mapper.unroll={unroll}"])
-    for stage in ("analyze", "graph", "optimize", "map"):
-        run_stage(stage, cfg, work)
-    return read_artifact(work, "mapping.json")
+    cfg = harness.compose(["arch=eyeriss_ruby", *overrides, f"mapper={mapper}", "mapper.objective=edp",
+                           f"mapper.search={search}", f"mapper.unroll={unroll}"])
+    return read_artifact(harness.run_stages(cfg, "map", work), "mapping.json")
 
 
 def _unrolling(e: dict) -> str:
@@ -81,25 +79,39 @@ def compare(network: str, unroll: str, search: str, work: Path) -> tuple[float, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = harness.parser(__doc__)
     ap.add_argument("--search", default="rtml", choices=("rtml", "random"))
     ap.add_argument("--network", default="resnet50")
     args = ap.parse_args(argv)
+    network = "lenet" if args.quick else args.network
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        changes = {unroll: compare(args.network, unroll, args.search, work) for unroll in ("search", "dataflows")}
-        alex = {m: flow(ALEXNET2, m, "search", args.search, work / f"alex-{m}").layers[0] for m in ("pfm", "ruby_s")}
-    print(f"\n{args.network}, Ruby-S against PFM (doit map ... mapper.objective=edp), whole network:")
+    with harness.workspace(args) as work:
+        changes = {unroll: compare(network, unroll, args.search, work) for unroll in ("search", "dataflows")}
+        alex = {} if args.quick else {m: flow(ALEXNET2, m, "search", args.search, work / f"alex-{m}").layers[0]
+                                      for m in ("pfm", "ruby_s")}
+    print(f"\n{network}, Ruby-S against PFM (doit map ... mapper.objective=edp), whole network:")
     print(f"{'unrolling':28} {'energy':>8} {'cycles':>8} {'EDP':>8}")
+    rows = []
     for unroll, (de, dc, dedp) in changes.items():
         print(f"{'mapper.unroll=' + unroll:28} {de * 100:+7.1f}% {dc * 100:+7.1f}% {dedp * 100:+7.1f}%")
+        rows.append([f"mapper.unroll={unroll}", f"{de:+.1%}", f"{dc:+.1%}", f"{dedp:+.1%}"])
     print(f"{'paper (seed 002 §V)':28} {'+2.0%':>8} {'-17.0%':>8} {'-14.0%':>8}")
+    rows.append(["paper (seed 002 §V, its searched unrolling)", "+2.0%", "-17.0%", "-14.0%"])
     for m, e in alex.items():
         print(f"AlexNet layer 2, {m:6}: utilisation {e['utilization']:.0%}, unrolling {e['unrolling']}, "
               f"EDP {e['energy_pj'] * e['cycles']:.4g}")
     print("(paper: 71 % PFM, 85 % Ruby-S)")
-    print(f"\n{time.perf_counter() - start:.1f} s")
+    wall = time.perf_counter() - start
+    print(f"\n{wall:.1f} s")
+    figures = {
+        "headline": {f"AlexNet layer 2 utilisation, {m}": f"{e['utilization']:.0%} ({e['unrolling']})"
+                     for m, e in alex.items()} | {"wall (s)": round(wall, 1)},
+        "tables": [harness.table(f"{network} on eyeriss_ruby, Ruby-S against PFM under EDP ({args.search} search), "
+                                 "whole network", ["unrolling space", "energy", "cycles", "EDP"], rows)]}
+    harness.write_results("ruby", figures, quick=args.quick, out=args.out, argv=argv,
+                          title="Ruby-S against PFM on the Eyeriss-like array (seed 002)",
+                          paper={"source": "seed 002 §V", "ResNet-50 energy": "+2 %", "cycles": "-17 %",
+                                 "EDP": "-14 %", "AlexNet layer 2 utilisation PFM / Ruby-S": "71 % / 85 %"})
     return 0
 
 

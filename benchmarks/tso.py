@@ -1,6 +1,6 @@
 """Seed 003's NMP table: burst-aware TSO against burst-oblivious, fixed partitions and fixed schedules.
 
-    python benchmarks/tso.py [--jobs 2] [--arch nmp]
+    python -m benchmarks.tso [--quick] [--jobs 2] [--arch nmp]
 
 For InceptionV3, LeNet, MobileNetV2, ResNet-50 and SqueezeNet (16-bit, batch 1) on
 ``arch=nmp``: the whole-network time (us, sum over conv/fc layers) of TSO-burst, TSO-noburst
@@ -9,14 +9,15 @@ each fixed cluster partition (KS, KS&OFM, OFM) and each fixed core schedule (IS,
 then the burst vs no-burst speedup (the paper measured 7.4 % - 21.7 %), the InceptionV3
 layer of §IV (80 maps of 73x73, 192 filters 80x3x3) under both models, and the time to
 explore all 94 InceptionV3 convs (paper: 6 min serial, 59 s on 16 cores; target < 30 s on
-2 cores).
+2 cores). ``--quick``: LeNet alone, its convs explored for the timing.
 """
-from __future__ import annotations
+if __name__ == "__main__" and not __package__:  # python benchmarks/tso.py
+    import _script  # noqa: F401  (re-runs this as python -m benchmarks.tso)
 
-import argparse
 import time
 
-from lego_build import compose
+from benchmarks import harness
+
 from lego_build.analysis.lowering import lower
 from lego_build.analysis.networks import network
 from lego_build.mapping.tso import NPU, PARTITIONS, SCHEDULES, Conv, explore, explore_all
@@ -45,16 +46,18 @@ def total_us(results, overlap: bool) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = harness.parser(__doc__)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--arch", default="nmp")
     args = ap.parse_args(argv)
-    mc = compose([f"arch={args.arch}"]).arch.multicore
+    mc = harness.compose([f"arch={args.arch}"]).arch.multicore
     npu = NPU.from_conf(mc)
     print(f"arch={args.arch}: {mc.clusters} clusters x {mc.cores} cores, {npu.macs} MACs/cycle per core, "
           f"{mc.bandwidth_gbps} GB/s, {mc.burst_ns} ns per {mc.burst_bytes} B burst; whole-network time in us")
     print(f"{'model':12} {'convs':>5} " + " ".join(f"{c:>9}" for c in COLUMNS) + f" {'burst gain':>10}")
-    for model in MODELS:
+    rows = []
+    models = ("lenet",) if args.quick else MODELS
+    for model in models:
         convs = convs_of(model)
         row = {
             "burst": explore_all(convs, npu, True, jobs=args.jobs),
@@ -67,21 +70,43 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{model:12} {len(convs):5} " + " ".join(f"{t[c]:9.0f}" for c in COLUMNS) + f" {gain:9.1%}")
         paper = PAPER[model]
         print(f"{'  (paper)':12} {'':5} " + " ".join(f"{v:9d}" for v in paper) + f" {paper[1] / paper[0] - 1:9.1%}")
+        rows.append([model, len(convs), *(round(t[c]) for c in COLUMNS), f"{gain:.1%}",
+                     f"{paper[1] / paper[0] - 1:.1%}"])
+        rows.append([f"{model} (paper)", "", *paper, "", ""])
     layer = Conv("InceptionV3 §IV", N=80, M=192, H=73, L=73, KH=3, KW=3, S=1, R=71, C=71)
     print(f"\n{layer.name}: 80 maps of 73x73, 192 filters 80x3x3")
+    layer_rows = []
     for burst in (True, False):
         b = explore(layer, npu, burst).best
         print(f"  {'burst   ' if burst else 'no-burst'}: {b.partition}/{b.schedule}, input tile T_N x T_H x T_L = "
               f"{b.T_N} x {b.T_H} x {b.T_L}{' (full width)' if b.T_L == layer.L else ''}, "
               f"{b.bursts[0]} bursts per input tile, {b.total_bursts:,} bursts in all, "
               f"{b.time_ns(npu.overlap) / 1000:,.0f} us with bursts")
+        layer_rows.append(["burst" if burst else "no-burst", f"{b.partition}/{b.schedule}",
+                           f"{b.T_N} x {b.T_H} x {b.T_L}", b.bursts[0], b.total_bursts,
+                           round(b.time_ns(npu.overlap) / 1000)])
     print("  (paper: burst 14 x 4 x 73, 70 bursts; no-burst 16 x 11 x 20, 176 bursts; 28 % faster)")
-    convs = convs_of("inceptionv3")
-    for jobs in (1, args.jobs):
+    convs = convs_of(models[0] if args.quick else "inceptionv3")
+    explore_s = {}
+    for jobs in sorted({1, args.jobs}):
         start = time.perf_counter()
         explore_all(convs, npu, True, jobs=jobs)
-        print(f"\nexplore {len(convs)} InceptionV3 convs, {jobs} process(es): {time.perf_counter() - start:.1f} s "
-              "(paper: 6 min serial, 59 s on 16 cores; target < 30 s on 2 cores)")
+        explore_s[jobs] = round(time.perf_counter() - start, 2)
+        print(f"\nexplore {len(convs)} {models[0] if args.quick else 'InceptionV3'} convs, {jobs} process(es): "
+              f"{explore_s[jobs]:.1f} s (paper: 6 min serial, 59 s on 16 cores; target < 30 s on 2 cores)")
+    figures = {
+        "headline": {f"explore {len(convs)} convs, {j} process(es) (s)": s for j, s in explore_s.items()},
+        "tables": [
+            harness.table(f"whole-network time (us) on arch={args.arch}, ours and the paper's",
+                          ["model", "convs", *COLUMNS, "burst gain", "paper's gain"], rows),
+            harness.table(f"{layer.name}: 80 maps of 73x73, 192 filters 80x3x3",
+                          ["bursts in the model", "partition/schedule", "input tile", "bursts per tile", "bursts",
+                           "us"], layer_rows,
+                          note="paper: burst 14 x 4 x 73, 70 bursts; no-burst 16 x 11 x 20, 176 bursts; 28 % faster")]}
+    harness.write_results("tso", figures, quick=args.quick, out=args.out, argv=argv,
+                          title="burst-aware TSO against burst-oblivious and fixed choices (seed 003)",
+                          paper={"source": "seed 003, NMP table and §IV", "burst gain": "7.4 % - 21.7 %",
+                                 "explore InceptionV3 (serial)": "6 min", "explore InceptionV3 (16 cores)": "59 s"})
     return 0
 
 

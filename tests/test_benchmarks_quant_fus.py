@@ -1,12 +1,10 @@
 """benchmarks/quant_fus.py: Table 6.3's FUs synthesised, the paper's area rankings checked, and
 LLaMA-7B mapped with each format's bits per element."""
-import sys
-from pathlib import Path
+import json
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import quant_fus  # noqa: E402
+from benchmarks import quant_fus
 
 pytestmark = pytest.mark.slow
 
@@ -24,8 +22,9 @@ def _table(out: str, first: str) -> dict[str, list[str]]:
     return rows
 
 
-def test_int8_and_mx_arrays_rank_as_the_paper_reports(capsys):
-    assert quant_fus.main(["--only", "int8", "vsq_int4", "mx4", "mx6", "mx9", "--no-asic", "--no-llama"]) == 0
+def test_int8_and_mx_arrays_rank_as_the_paper_reports(capsys, tmp_path):
+    assert quant_fus.main(["--only", "int8", "vsq_int4", "mx4", "mx6", "mx9", "--no-asic", "--no-llama",
+                           "--out", str(tmp_path / "r.json")]) == 0
     out = capsys.readouterr().out
     rows = _table(out, "FU |")
     assert set(rows) == {"int8", "vsq_int4", "mx4", "mx6", "mx9"}
@@ -36,11 +35,11 @@ def test_int8_and_mx_arrays_rank_as_the_paper_reports(capsys):
     assert array == 64 * fu > 0
 
 
-def test_llama7b_moves_the_formats_bits(capsys):
+def test_llama7b_moves_the_formats_bits(capsys, tmp_path):
     """INT8 at batch 1 is DRAM-bound at 64 GOP/s (one byte per weight, 2 ops per weight, 32 GB/s;
     the paper: 63); MX4 (4 bits per weight, shared exponents included) nearly doubles it in the
     mapper's model, while the generated memory system, moving a byte per element, does not."""
-    assert quant_fus.main(["--only", "int8", "mx4", "--no-asic"]) == 0
+    assert quant_fus.main(["--only", "int8", "mx4", "--no-asic", "--out", str(tmp_path / "r.json")]) == 0
     out = capsys.readouterr().out
     table = _table(out, "| ")  # Table 6.3's layout: its header's first cell is empty
     perf = {k: [float(c.split()[0]) for c in v] for k, v in table.items() if k.startswith("perf.")}
@@ -50,3 +49,10 @@ def test_llama7b_moves_the_formats_bits(capsys):
     generated = perf["perf. bs=1, memory system as generated (GOP/s)"]
     assert abs(generated[1] / generated[0] - 1) < 0.05
     assert table["bits per element (act., weight)"] == ["8, 8", "4, 4"]
+
+
+def test_quick_run_writes_the_papers_figures_beside_ours(tmp_path):
+    assert quant_fus.main(["--quick", "--out", str(tmp_path / "r.json")]) == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    rows = {r[0]: r for r in doc["figures"]["tables"][0]["rows"]}
+    assert set(rows) == {"int8", "mx4"} and rows["int8"][5] == 0.241 and doc["quick"]

@@ -280,37 +280,3 @@ class TestRayLauncher:
                 os.killpg(head.pid, signal.SIGKILL)  # ray's gcs_server outlives a SIGTERM of the group
             head.wait()
             shutil.rmtree(short, ignore_errors=True)
-
-
-class TestThesisSweeps:
-    """The memory sweeps of seed 001 (``--sweep memory``, ``memory2``): their own xdist scope."""
-
-    def test_memory_hierarchy_sweep_reproduces_the_thesis_result(self, tmp_path):
-        """Issue 9 acceptance 4: RF 16-512 B x buffer 32-512 KB on AlexNet (seed 001 §5.3), stopped after map."""
-        proc = lego_build(tmp_path, "--sweep", "memory", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        print(proc.stdout[proc.stdout.index("whole-network energy"):])
-        assert ("small RFs (16-64 B) with a 128-256 KB buffer beat the 512 B RF at the same buffer: yes; "
-                "the best of them beats every 512 B configuration: yes") in proc.stdout
-        (sweep,) = sweep_dirs(tmp_path)
-        assert sweep.name.startswith("memory-")
-        rows = list(csv.DictReader((sweep / "summary.csv").open()))
-        assert len(rows) == 30 and all(r["status"] == "ok" for r in rows)
-        assert (sweep / "heatmap.png").read_bytes().startswith(b"\x89PNG")
-        # the map stage only: no RTL was generated
-        assert not list((tmp_path / "out").glob("*/rtl"))
-
-    def test_two_level_register_file_sweep(self, tmp_path):
-        """Seed 001 Fig. 5.11: inner x outer RF per PE under a 256 KB buffer. The thesis's best pair
-        is 16 B + 256 B; ours (RTML, beam 16) is 8 B + 128 B, with the thesis's pair within 2 %."""
-        proc = lego_build(tmp_path, "--sweep", "memory2", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        table = proc.stdout[proc.stdout.index("whole-network energy"):]
-        print(table)
-        assert "best: 8 B + 128 B" in table
-        cols = table.splitlines()[1].split()[1::2]  # "64", "128", ... (B)
-        energy = {(row.split()[0], col): float(v) for row in table.splitlines()[2:5]
-                  for col, v in zip(cols, row.split()[2:])}
-        assert energy[("16", "256")] <= 1.02 * min(energy.values())
-        (sweep,) = sweep_dirs(tmp_path)
-        assert len(list(csv.DictReader((sweep / "summary.csv").open()))) == 12

@@ -1,21 +1,17 @@
 """RTML pruned mapper (seed 000 §3.2.3-3.2.7): the loop-order trie and tile footprints.
 
-The paper's maximal tiles, unrolling and level search live in ``benchmarks/rtml_levels.py``,
+The paper's maximal tiles, unrolling and level search live in ``benchmarks/rtml_paper.py``,
 tested in ``tests/test_benchmarks_rtml_levels.py``.
 """
 import itertools
-import sys
 from math import factorial
-from pathlib import Path
 
 import pytest
 
 from lego_build.analysis.kernels import conv2d, gemm, mttkrp, ttmc
 from lego_build.mapping.rtml import _row_distinct, order_trie
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks/ is not installed
-
-from benchmarks.rtml_levels import RESNET_L1, conv1d
+from benchmarks.rtml_paper import RESNET_L1, conv1d
 
 # ---------------------------------------------------------------- §3.2.3-3.2.6 loop-order trie
 

@@ -103,6 +103,10 @@ def first_indirect(matrix, df: Dataflow, d_s: int, pairs: tuple[tuple[Coord, Coo
 def candidate_links(kernel: Kernel, df: Dataflow, tensor: str, d_s: int, d_t: int,
                     with_delay: bool = True) -> tuple[tuple[Link, ...], tuple[DelaySolution, ...]]:
     """All direct and delay candidates of ``tensor`` (links) and the delay solutions found."""
+    if tuple(d.name for d in kernel.dims) != tuple(df.dims):
+        raise ValueError(f"kernel {kernel.name} has dims {', '.join(d.name for d in kernel.dims)} but dataflow "
+                         f"{df.name} unrolls {', '.join(df.dims)}: lower the kernel to the array's family first "
+                         "(lego_build.analysis.lowering.reference_kernel, as the graph stage does)")
     access = kernel.tensor(tensor)
     m_d = _matrix(access)
     m_s = np.array(df.m_s(), dtype=np.int64)

@@ -66,8 +66,14 @@ def doit_map(overrides: list[str], log: Path | None = None) -> tuple[dict, dict]
 
 def summary(runs: list[dict]) -> dict:
     """Medians of ``cpu_s`` and ``wall_s`` over ``runs``, the first run's, and every run's."""
-    return {"cpu_s": statistics.median(r["cpu_s"] for r in runs), "wall_s": statistics.median(r["wall_s"] for r in runs),
+    return {"cpu_s": statistics.median(r["cpu_s"] for r in runs),
+            "wall_s": statistics.median(r["wall_s"] for r in runs),
             "first": dict(runs[0]), "runs": [dict(r) for r in runs], "repeats": len(runs)}
+
+
+def load() -> list[float]:
+    """The machine's 1, 5 and 15 minute load averages (a shared machine's wall times depend on them)."""
+    return [round(x, 2) for x in os.getloadavg()]
 
 
 def ratio(peer: float, ours: float) -> float:

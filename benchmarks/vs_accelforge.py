@@ -1,4 +1,4 @@
-"""lego_build's mapper against AccelForge 1.0.467's (FFM) on the same Eyeriss-like hardware, per layer, both timed as whole processes.
+"""lego_build's mapper against AccelForge 1.0.467's (FFM) per layer: same hardware, whole processes.
 
     python -m benchmarks.vs_accelforge [--network resnet18[,resnet50]] [--layers NAME,...] [--repeat N]
                                        [--accelforge-python PATH] [--cached] [--pe-order both]
@@ -36,7 +36,6 @@ AccelForge's optimum says the reverse. Writes ``benchmarks/results/vs_accelforge
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -271,9 +270,11 @@ def compare(args, net: str) -> list[dict]:
 
 def table(args, net, space, layers, rows, ours_runs, won, evals, inproc, same_hw, check, live) -> dict:
     sitting = "this sitting" if live else "recorded, not this sitting"
-    print(f"\n{net} on eyeriss_ruby, ours: {space} ({args.hardware} hardware, spec {args.spec}), energy uJ; CPU and wall: whole "
+    print(f"\n{net} on eyeriss_ruby, ours: {space} ({args.hardware} hardware, spec {args.spec}), energy uJ; "
+          f"CPU and wall: whole "
           f"processes, medians of {args.repeat}; AccelForge {ACCELFORGE_VERSION} ({sitting}), the winning nesting")
-    print(f"{'layer':22} {'E ours':>8} {'E AF':>8} {'ours/AF':>7} {'bound':>8} {'verdict':>9} {'AF(ours)':>8} {'cyc AF(o)':>10} "
+    print(f"{'layer':22} {'E ours':>8} {'E AF':>8} {'ours/AF':>7} {'bound':>8} {'verdict':>9} {'AF(ours)':>8} "
+          f"{'cyc AF(o)':>10} "
           f"{'cyc ours':>10} {'cyc AF':>10} {'cpu ours':>8} {'cpu AF':>8} {'CPU x':>7} {'wall x':>7} {'AF both':>8}")
     out = []
     for ly in layers:
@@ -308,7 +309,8 @@ def table(args, net, space, layers, rows, ours_runs, won, evals, inproc, same_hw
         else:  # recorded
             theirs, both = r["whole_process"], r["both_nestings_cpu_s"]
         v = verdict(o["energy_pj"], bound, r["energy_pj"])
-        fig.update(verdict=v, energy_ratio=o["energy_pj"] / r["energy_pj"], cpu_x=peers.ratio(theirs["cpu_s"], mine["cpu_s"]),
+        fig.update(verdict=v, energy_ratio=o["energy_pj"] / r["energy_pj"],
+                   cpu_x=peers.ratio(theirs["cpu_s"], mine["cpu_s"]),
                    wall_x=peers.ratio(theirs["wall_s"], mine["wall_s"]), cpu_x_both_nestings=peers.ratio(both, mine["cpu_s"]),
                    accelforge={"energy_pj": r["energy_pj"], "cycles": r["cycles"], "pe_order": r["pe_order"],
                                "whole_process": theirs, "both_nestings_cpu_s": both, "sitting": sitting,
@@ -341,9 +343,11 @@ def summarize_network(net, space, out, same_hw, check, live) -> dict:
     if both:
         cx, wx = [f["cpu_x"] for f in both], [f["wall_x"] for f in both]
         key = "" if live else " (AccelForge recorded, not this sitting)"
-        head |= {f"CPU time AccelForge / ours, whole processes, median over layers{key}": round(statistics.median(cx), 1),
+        head |= {f"CPU time AccelForge / ours, whole processes, median over layers{key}":
+                 round(statistics.median(cx), 1),
                  f"CPU time ratio range{key}": f"{min(cx):.0f}-{max(cx):.0f}x",
-                 f"wall time AccelForge / ours, whole processes, median over layers{key}": round(statistics.median(wx), 1),
+                 f"wall time AccelForge / ours, whole processes, median over layers{key}":
+                 round(statistics.median(wx), 1),
                  "CPU time ratio with both nestings summed (labelled extra)":
                      round(statistics.median(f["cpu_x_both_nestings"] for f in both), 1)}
     for k, v in head.items():
@@ -387,7 +391,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("give --accelforge-python (or set ACCELFORGE_PYTHON), or use --cached")
     if args.repeat < 1 or args.beam < 0:
         raise SystemExit("--repeat must be at least 1 and --beam at least 0 (0: the preset's)")
+    load = {"start": peers.load()}
     results = [r for net in args.network.split(",") for r in compare(args, net)]
+    load["end"] = peers.load()
     if args.cached and args.out is None:
         return 0  # a recorded peer: the results file keeps the sitting it was measured in
     peer = {"source": PEER, "sitting": "recorded, not this sitting" if args.cached else "this sitting",
@@ -399,10 +405,11 @@ def main(argv: list[str] | None = None) -> int:
                                         ["layer", "energy ours / AccelForge", "verdict", "CPU x", "wall x",
                                          "AccelForge's model on our mapping / ours"],
                                         [[f["layer"], round(f.get("energy_ratio", float("nan")), 3), f.get("verdict"),
-                                          round(f.get("cpu_x", float("nan")), 1), round(f.get("wall_x", float("nan")), 1),
+                                          round(f.get("cpu_x", float("nan")), 1),
+                                          round(f.get("wall_x", float("nan")), 1),
                                           f.get("accelforge_on_our_mapping", {}).get("energy_ratio")]
                                          for f in r["layers"]]) for r in results],
-               "networks": results, "spec_check": spec_check(harness.compose(["arch=eyeriss_ruby",
+               "networks": results, "load_average": load, "spec_check": spec_check(harness.compose(["arch=eyeriss_ruby",
                                                                               *HARDWARE[args.hardware]]).arch,
                                                              args.spec, "ours")}
     harness.write_results("vs_accelforge", figures, peer=peer, argv=argv, quick=args.quick, out=args.out,

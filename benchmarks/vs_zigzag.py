@@ -1,4 +1,4 @@
-"""lego_build's mapper against ZigZag 3.9.1 on the same ONNX ResNet-18 and the same hardware, both timed as whole processes.
+"""lego_build's mapper against ZigZag 3.9.1 on ZigZag's ResNet-18 ONNX file: same hardware, whole processes.
 
     python -m benchmarks.vs_zigzag [--repeat 3] [--mapper ruby_s] [--search rtml] [--skip-zigzag] [--quick]
 
@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     onnx = resnet18_onnx()
     arch = harness.compose(["arch=zigzag_eyeriss_like"]).arch
     log = Path(tempfile.gettempdir()) / "vs_zigzag.log"
+    load = {"start": peers.load()}
     ours_runs, zz_runs, doc, zz = [], [], None, None
     for i in range(repeat):  # interleaved: both sides see the same machine load
         print(f"run {i + 1} of {repeat}: lego_build (doit map) ...", flush=True)
@@ -158,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"run {i + 1} of {repeat}: ZigZag (python -m benchmarks.zigzag_side) ...", flush=True)
             t, zz = zigzag_process(onnx, log)
             zz_runs.append(t)
+    load["end"] = peers.load()
     check = hardware_check(arch, zz["operand_precision"] if zz else None)
     differ = [r for r in check if not r["same"]]
     print(f"same hardware: {len(check) - len(differ)} of {len(check)} fields equal" +
@@ -173,15 +175,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'lego_build doit map':26} {ours['cpu_s']:8.2f} {ours['wall_s']:8.2f} {totals['energy_pj'] / 1e6:11.1f} "
           f"{totals['latency_cycles']:15,.0f}")
     figures = {"headline": {}, "tables": [], "ours": {**totals, "whole_process": ours, "levels_pj": levels},
-               "in_process_extra": extra, "hardware_check": check}
+               "in_process_extra": extra, "hardware_check": check, "load_average": load}
     figures["headline"]["lego_build CPU s (whole process, median)"] = round(ours["cpu_s"], 3)
     peer = None
     if zz is not None:
         theirs = peers.summary(zz_runs)
         cpu_x, wall_x = peers.ratio(theirs["cpu_s"], ours["cpu_s"]), peers.ratio(theirs["wall_s"], ours["wall_s"])
-        print(f"{'ZigZag 3.9.1 process':26} {theirs['cpu_s']:8.2f} {theirs['wall_s']:8.2f} {zz['energy_pj'] / 1e6:11.1f} "
+        print(f"{'ZigZag 3.9.1 process':26} {theirs['cpu_s']:8.2f} {theirs['wall_s']:8.2f} "
+              f"{zz['energy_pj'] / 1e6:11.1f} "
               f"{zz['latency_cycles']:15,.0f}")
-        print(f"{'ZigZag / lego_build':26} {cpu_x:7.1f}x {wall_x:7.1f}x {pct(totals['energy_pj'], zz['energy_pj']):>11} "
+        print(f"{'ZigZag / lego_build':26} {cpu_x:7.1f}x {wall_x:7.1f}x "
+              f"{pct(totals['energy_pj'], zz['energy_pj']):>11} "
               f"{pct(totals['latency_cycles'], zz['latency_cycles']):>15}")
         extra["ZigZag API call in process (imports excluded)"] = {"cpu_s": zz["cpu_s"], "wall_s": zz["wall_s"]}
         print("extra, in process (not the comparison): " + ", ".join(f"{k} {v['cpu_s']:.2f} CPU s"
@@ -199,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
             "latency lego_build / ZigZag": round(totals["latency_cycles"] / zz["latency_cycles"], 4),
             "hardware fields equal": f"{len(check) - len(differ)} of {len(check)}"})
         figures["tables"] = [
-            harness.table("whole processes, same sitting (medians)", ["", "lego_build", "ZigZag 3.9.1", "ZigZag / ours"],
+            harness.table("whole processes, same sitting (medians)",
+                          ["", "lego_build", "ZigZag 3.9.1", "ZigZag / ours"],
                           [["CPU s", round(ours["cpu_s"], 2), round(theirs["cpu_s"], 2), round(cpu_x, 1)],
                            ["wall s", round(ours["wall_s"], 2), round(theirs["wall_s"], 2), round(wall_x, 1)]],
                           note=f"{repeat} interleaved runs each; CPU: user + system of the process tree"),

@@ -267,7 +267,7 @@ def _print_report(result: dict, title: str) -> None:
     print("memory energy over all layers (pJ):")
     for name, ops in levels.items():
         print(f"  {name:<12}" + "  ".join(f"{op}={energy:.6g}" for op, energy in ops.items()))
-    print(f"MAC energy over all layers: {math.fsum(l['mac_energy_pj'] for l in result['layers']):.6g} pJ")
+    print(f"MAC energy over all layers: {math.fsum(ly['mac_energy_pj'] for ly in result['layers']):.6g} pJ")
     print(f"ZigZag wall time: {result['wall_s']:.1f} s")
 
 

@@ -311,7 +311,8 @@ def table(args, net, space, layers, rows, ours_runs, won, evals, inproc, same_hw
         v = verdict(o["energy_pj"], bound, r["energy_pj"])
         fig.update(verdict=v, energy_ratio=o["energy_pj"] / r["energy_pj"],
                    cpu_x=peers.ratio(theirs["cpu_s"], mine["cpu_s"]),
-                   wall_x=peers.ratio(theirs["wall_s"], mine["wall_s"]), cpu_x_both_nestings=peers.ratio(both, mine["cpu_s"]),
+                   wall_x=peers.ratio(theirs["wall_s"], mine["wall_s"]),
+                   cpu_x_both_nestings=peers.ratio(both, mine["cpu_s"]),
                    accelforge={"energy_pj": r["energy_pj"], "cycles": r["cycles"], "pe_order": r["pe_order"],
                                "whole_process": theirs, "both_nestings_cpu_s": both, "sitting": sitting,
                                "spec_sha1": r["spec_sha1"], "mapping": r.get("mapping"),

@@ -65,7 +65,7 @@ OUR_SPACES = {"flow": (), "af-space": AF_SPACE, "array-space": ARRAY_SPACE}
 AF_HARDWARE = ("arch.operand_registers=false", "arch.window_forwarding=false", "arch.energy.hop_pj=0")
 HARDWARE = {"accelforge": AF_HARDWARE, "ours": ()}
 #: ``--quick`` (the test's run): one small 1x1 layer, one nesting, one repeat
-QUICK_LAYER = "layer4.0.downsample.0"
+QUICK_LAYER = "layer2.0.downsample.0"
 
 
 # ----------------------------------------------------------------------------- our side

@@ -1,13 +1,15 @@
 """Side-by-side reference numbers from ZigZag (zigzag-dse 3.9.x) on its stock hardware.
 
-    python benchmarks/zigzag_side.py [model.onnx] [--hardware eyeriss_like] [--lpf-limit 6]
+    python -m benchmarks.zigzag_side [model.onnx] [--hardware eyeriss_like] [--lpf-limit 6] [--json FILE]
 
 Runs ZigZag's public API (``zigzag.api.get_hardware_performance_zigzag``) on an ONNX
 model with one of the accelerator descriptions shipped inside the zigzag package
 (``zigzag/inputs/hardware/<name>.yaml``) and the stock mapping file that goes with
 it, optimising every layer for energy (LOMA temporal-mapping search).
 Without arguments it prints a per-layer table and the totals for the ResNet-18
-ONNX model shipped with zigzag on ``eyeriss_like``.
+ONNX model shipped with zigzag on ``eyeriss_like``; ``--json FILE`` also writes the result
+(:func:`run_zigzag`'s dict): :mod:`benchmarks.vs_zigzag` runs this module as ZigZag's whole
+process, as a user would run ZigZag.
 
 Units, as in ZigZag: energies are in pJ (memory ``r_cost``/``w_cost`` are pJ per
 access of one port word, ``unit_energy`` is pJ per MAC); latencies are in clock
@@ -18,6 +20,7 @@ at 100 % array use divided by ``latency_total2``.
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import math
 import sys
@@ -200,7 +203,7 @@ def run_zigzag(
     dump.mkdir(parents=True, exist_ok=True)
     try:
         with _QuietZigzag():
-            start = time.perf_counter()
+            start, cpu0 = time.perf_counter(), time.process_time()
             energy, latency, answers = api.get_hardware_performance_zigzag(
                 workload=str(onnx_file),
                 accelerator=str(hw_file),
@@ -211,7 +214,7 @@ def run_zigzag(
                 lpf_limit=lpf_limit,
                 loma_show_progress_bar=False,
             )
-            wall = time.perf_counter() - start
+            wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
     finally:
         if scratch is not None:
             scratch.cleanup()
@@ -230,8 +233,11 @@ def run_zigzag(
                 "utilization": float(cme.mac_utilization2),
             }
         )
+    first = answers[0][1][0][0].layer if answers[0][1] else None
     result = {
         "wall_s": wall,
+        "cpu_s": cpu,  # the API call's, in this process (imports and the interpreter's start excluded)
+        "operand_precision": {str(op): int(b) for op, b in first.operand_precision.data.items()} if first else {},
         "energy_pj": float(energy),
         "latency_cycles": float(latency),
         "layers": layers,
@@ -261,7 +267,7 @@ def _print_report(result: dict, title: str) -> None:
     print("memory energy over all layers (pJ):")
     for name, ops in levels.items():
         print(f"  {name:<12}" + "  ".join(f"{op}={energy:.6g}" for op, energy in ops.items()))
-    print(f"MAC energy over all layers: {math.fsum(l['mac_energy_pj'] for l in result['layers']):.6g} pJ")
+    print(f"MAC energy over all layers: {math.fsum(ly['mac_energy_pj'] for ly in result['layers']):.6g} pJ")
     print(f"ZigZag wall time: {result['wall_s']:.1f} s")
 
 
@@ -273,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hardware", default="eyeriss_like")
     parser.add_argument("--lpf-limit", type=int, default=6)
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--json", default=None, help="also write the result to this file (JSON)")
     args = parser.parse_args(argv)
     try:
         onnx = args.onnx or str(_zigzag_root() / "inputs" / "workload" / "resnet18.onnx")
@@ -280,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as exc:
         print(exc, file=sys.stderr)
         return 1
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
     _print_report(result, f"ZigZag: {Path(onnx).name} on {args.hardware}, opt=energy, lpf_limit={args.lpf_limit}")
     return 0
 

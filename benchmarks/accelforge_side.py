@@ -19,10 +19,10 @@ mapper and its model run as processes of its own Python (>= 3.12), and the spec 
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
 import json
+import os
 import re
+import subprocess
 import tempfile
 from dataclasses import replace
 from math import prod

@@ -15,10 +15,10 @@ from typing import Sequence
 
 from benchmarks import harness
 from benchmarks.rtml_paper import (
-    AccessModel,
     BATCHED_CONV,
     ENERGY,
     RESNET_L1,
+    AccessModel,
     conv1d,
     loop_orders,
     maximal_tiles,
@@ -30,7 +30,6 @@ from benchmarks.rtml_paper import (
 )
 from lego_build.analysis.networks import network
 from lego_build.mapping.rtml import order_trie
-
 
 # ---------------------------------------------------------------- the seed-000 figures
 

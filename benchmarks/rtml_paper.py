@@ -55,9 +55,9 @@ from lego_build.mapping.rtml import (
     Order,
     OrderCandidate,
     _row_distinct,
-    row_terms,
     _tensor_footprint,
     order_trie,
+    row_terms,
     tensor_footprint,
 )
 

@@ -17,7 +17,6 @@ if __name__ == "__main__" and not __package__:  # python benchmarks/tso.py
 import time
 
 from benchmarks import harness
-
 from lego_build.analysis.lowering import lower
 from lego_build.analysis.networks import network
 from lego_build.mapping.tso import NPU, PARTITIONS, SCHEDULES, Conv, explore, explore_all

@@ -36,6 +36,9 @@ AccelForge's optimum says the reverse. Writes ``benchmarks/results/vs_accelforge
 """
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:  # python benchmarks/vs_accelforge.py
+    import _script  # noqa: F401  (re-runs this as python -m benchmarks.vs_accelforge)
+
 import json
 import os
 import statistics
@@ -44,8 +47,16 @@ import time
 from pathlib import Path
 
 from benchmarks import harness, peers
-from benchmarks.accelforge_side import (ACCELFORGE_VERSION, af_mapping_yaml, arch_yaml, evaluate_in_accelforge,
-                                        search_process, spec_check, spec_sha, workload_yaml)
+from benchmarks.accelforge_side import (
+    ACCELFORGE_VERSION,
+    af_mapping_yaml,
+    arch_yaml,
+    evaluate_in_accelforge,
+    search_process,
+    spec_check,
+    spec_sha,
+    workload_yaml,
+)
 from lego_build.analysis.lowering import lower
 from lego_build.analysis.networks import network
 from lego_build.mapping import stage as map_stage

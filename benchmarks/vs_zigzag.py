@@ -25,6 +25,9 @@ Writes ``benchmarks/results/vs_zigzag.json`` (``--quick``: one repeat, the test'
 """
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:  # python benchmarks/vs_zigzag.py
+    import _script  # noqa: F401  (re-runs this as python -m benchmarks.vs_zigzag)
+
 import json
 import sys
 import tempfile

@@ -19,6 +19,9 @@ at 100 % array use divided by ``latency_total2``.
 """
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:  # python benchmarks/zigzag_side.py
+    import _script  # noqa: F401  (re-runs this as python -m benchmarks.zigzag_side)
+
 import importlib.util
 import json
 import logging

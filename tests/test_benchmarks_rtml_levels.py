@@ -5,12 +5,6 @@ from itertools import permutations
 
 import pytest
 
-from lego_build.analysis.kernels import conv2d, gemm
-from lego_build.analysis.networks import network
-from lego_build.ir.workload import Kernel
-from lego_build.mapping.factors import divisors
-from lego_build.mapping.rtml import order_trie
-
 from benchmarks.rtml_levels import main
 from benchmarks.rtml_paper import (
     ENERGY,
@@ -27,6 +21,11 @@ from benchmarks.rtml_paper import (
     tile_search,
     unroll_candidates,
 )
+from lego_build.analysis.kernels import conv2d, gemm
+from lego_build.analysis.networks import network
+from lego_build.ir.workload import Kernel
+from lego_build.mapping.factors import divisors
+from lego_build.mapping.rtml import order_trie
 
 # ---------------------------------------------------------------- §3.2.3-3.2.6 loop orders
 

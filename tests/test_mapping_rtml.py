@@ -8,10 +8,9 @@ from math import factorial
 
 import pytest
 
+from benchmarks.rtml_paper import RESNET_L1, conv1d
 from lego_build.analysis.kernels import conv2d, gemm, mttkrp, ttmc
 from lego_build.mapping.rtml import _row_distinct, order_trie
-
-from benchmarks.rtml_paper import RESNET_L1, conv1d
 
 # ---------------------------------------------------------------- §3.2.3-3.2.6 loop-order trie
 

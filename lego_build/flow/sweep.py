@@ -315,7 +315,8 @@ def write_report(sweep_dir: Path, table: list[dict], done: list[dict]) -> tuple[
 
     def cells(r: dict) -> list[str]:
         ok = r["status"] == "ok" and r["cycles"] != ""
-        num = (lambda k, f: f.format(float(r[k])) if ok and r.get(k) not in ("", None) else "-")
+        def num(k, f):
+            return (f.format(float(r[k])) if ok and r.get(k) not in ("", None) else "-")
         return [str(number.get(id(r), "")), r["design"], r["mapper"], r["status"],
                 num("cycles", "{:,.0f}"), r["cycles_source"] or "-" if ok else "-", num("utilization", "{:.1%}"),
                 num("gops", "{:,.2f}"), f"{float(r['energy_pj']) / 1e6:,.3f}" if ok and r["energy_pj"] != "" else "-",
@@ -346,7 +347,8 @@ def write_report(sweep_dir: Path, table: list[dict], done: list[dict]) -> tuple[
     md_path = sweep_dir / "report.md"
     write_text(md_path, "\n".join(md) + "\n")
 
-    e = (lambda v: escape(str(v), quote=True))
+    def e(v):
+        return (escape(str(v), quote=True))
     ths = "".join(f'<th class="n">{e(h)}</th>' if i in numeric else f"<th>{e(h)}</th>" for i, h in enumerate(head))
     trs = "\n".join("<tr>" + "".join(f'<td class="n">{e(c)}</td>' if i in numeric else f"<td>{e(c)}</td>"
                                       for i, c in enumerate(row)) + "</tr>" for row in rows)
@@ -369,7 +371,7 @@ def write_report(sweep_dir: Path, table: list[dict], done: list[dict]) -> tuple[
         cmp_rows = "\n".join("<tr>" + "".join(f"<td>{e(c.strip().strip('*'))}</td>"
                                                for c in ln.strip("|").split("|")) + "</tr>" for ln in text[2:])
         fig = comparison_figure(pairs, base)
-        body.append(f'<section id="comparison"><h2>Against the baseline</h2><div class="tbl"><table><thead><tr>'
+        body.append('<section id="comparison"><h2>Against the baseline</h2><div class="tbl"><table><thead><tr>'
                     + "".join(f"<th>{e(h)}</th>" for h in cmp_head) + f"</tr></thead><tbody>\n{cmp_rows}\n"
                     f'</tbody></table></div><p class="note">{e(comp[-1])}</p><figure>\n'
                     f'{plots.to_svg(fig, "comparison")}</figure></section>')

@@ -8,7 +8,7 @@ Needs ``apt-get install -y qflow``. Each design is built with ``target=asic`` (t
 representative tiles simulated with toggle coverage: the array's modules at their measured
 toggle rates, the memory system at the default 0.1) and printed with its area by class, Fmax,
 power at 100 MHz, the wall time of the build, and the figures moved to 28 nm by classical
-scaling (an estimate, see ``lego_build.sim.asic.scaled``).
+scaling (an estimate, see ``lego_build.targets.stdcell.scaled``).
 
 Seed 004, fig. 6-1: LEGO-MNICOC with Gemmini's resources, 1.76 mm² and 285 mW on chip in
 TSMC 28 nm (Design Compiler; CACTI for the SRAM), clock not stated there (1 GHz in §6).
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             harness.run_stages(harness.compose(["target=asic", *overrides]), "report", tmp / name)
             wall = time.perf_counter() - start
-            a = read_artifact(tmp / name, "sim/result.json").asic
+            a = read_artifact(tmp / name, "sim/result.json").products["asic"]
             rows.append((name, a, wall))
             print(f"\n## {name}: {a['library']} ({a['node_nm']:g} nm), toggle rates {a['activity_source']}")
             print(f"{'class':40} {'area um2':>12} {'power mW':>10}")

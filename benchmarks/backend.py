@@ -33,7 +33,7 @@ from benchmarks.asic import QUICK
 from lego_build import ConfigError, StageError
 from lego_build.runtime.artifacts import read_artifact
 from lego_build.runtime.atomic import read_json
-from lego_build.sim.asic import SRAM
+from lego_build.targets.stdcell import SRAM
 
 SMALL_CONV = ["workload.in_h=10", "workload.in_w=10", "workload.in_ch=8", "workload.out_ch=8"]
 ATTENTION = ["arch=lego_attention", "workload=attention", "workload.seq_q=32", "workload.seq_kv=32",
@@ -78,7 +78,7 @@ def measure(overrides: list[str], work: str) -> dict:
                            "target.data=[random]"])
     with open(Path(work).with_suffix(".log"), "w") as log, contextlib.redirect_stdout(log):
         harness.run_stages(cfg, "report", Path(work), quiet=False)
-    a = read_artifact(Path(work), "sim/result.json").asic
+    a = read_artifact(Path(work), "sim/result.json").products["asic"]
     cycles = sum(r["cycles"] for r in a["runs"])
     power = sum(v for k, v in a["power_mw"].items() if k != SRAM)
     return {"register_bits": read_json(Path(work) / "passes.json")["passes"][-1]["register_bits"],

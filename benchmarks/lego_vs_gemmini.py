@@ -53,7 +53,7 @@ def measure(design: str, net: str, objective: str, rtl: bool, out: Path, extra=(
     network or batch) takes that one's ``dag.json`` instead of running the back end again."""
     overrides = [f"arch={design}", f"workload={net}", f"mapper.objective={objective}", *extra]
     if rtl:
-        overrides += ["target.scope=network", "target.max_cycles=1000000000", "target.max_minutes=0"]
+        overrides += ["target.scope=network", "target.max_cycles=1000000000", "run.max_minutes=0"]
     cfg = harness.compose(overrides)
     work = out / f"{design}-{net}"
     start = time.perf_counter()

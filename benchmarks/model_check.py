@@ -6,7 +6,7 @@ presets (issue 19, acceptance 4; seed 001 reports < 2 % against synthesis).
 Each design is built with ``target=asic target.asic_top=array target.data=[random]``: its
 representative tiles simulated in Verilator with toggle coverage and priced by OpenSTA on
 the OSU 0.18 µm cells, the measured energy moved to the model's 28 nm by classical scaling
-(:mod:`lego_build.sim.energy_check`). Printed per design and level (MAC, the network
+(:mod:`lego_build.targets.energy_check`). Printed per design and level (MAC, the network
 between FUs, the L1 banks): the model's energy, the measured one, the model's error, and the
 table ``doit calibrate`` writes for it (``arch.energy.table``), beside seed 001's Table 5.2
 figures the model uses. Needs ``apt-get install -y qflow``. ``--quick``: a 2x2 array
@@ -24,7 +24,7 @@ from pathlib import Path
 from benchmarks import harness
 from benchmarks.asic import QUICK
 from lego_build.runtime.artifacts import read_artifact
-from lego_build.sim.energy_check import calibrate
+from lego_build.targets.energy_check import calibrate
 
 SMALL_CONV = ["workload=conv2d", "workload.in_h=10", "workload.in_w=10", "workload.in_ch=8", "workload.out_ch=8"]
 PRESETS = {
@@ -39,7 +39,7 @@ def measure(name: str, overrides: list[str], work: str) -> tuple[str, dict, dict
     cfg = harness.compose([*overrides, "target=asic", "target.asic_top=array", "target.data=[random]"])
     with open(f"{work}.log", "w") as log, contextlib.redirect_stdout(log):
         harness.run_stages(cfg, "report", Path(work), quiet=False)
-    check = read_artifact(Path(work), "sim/result.json").asic["model_check"]
+    check = read_artifact(Path(work), "sim/result.json").products["asic"]["model_check"]
     energy = asdict(cfg.arch.energy)
     return name, check, {**energy, **calibrate(check, energy)}
 

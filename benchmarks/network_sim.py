@@ -47,15 +47,16 @@ from lego_build.runtime.artifacts import read_artifact
 
 #: the 16 x 16 weight-stationary GEMM array these figures were measured on (what gemmini_like was before it
 #: became seed 004 §6's conv baseline with Gemmini's tiling rule): a TPU-like array with 256 KB of banks
-GEMM16 = ["arch=tpu", "arch.onchip_kb=256", "arch.clock_mhz=1000", "arch.dram_bytes_per_cycle=16"]
+GEMM16 = ["arch=tpu", "arch.onchip_kb=256", "arch.clock_mhz=1000", "arch.memsys.dram_bytes_per_cycle=16"]
 OS32 = ["arch=systolic", "arch.rows=32", "arch.cols=32", "arch.onchip_kb=192", "arch.clock_mhz=1000"]
 RUNS = {
     "resnet18-16x16": [*GEMM16, "workload=resnet18"],
     "mobilenetv2-16x16": [*GEMM16, "workload=mobilenetv2"],
-    "resnet18-32x32-os": [*OS32, "workload=resnet18", "arch.axi_data_bits=1024", "arch.dram_bytes_per_cycle=128"],
-    "mobilenetv2-32x32-os": [*OS32, "workload=mobilenetv2", "arch.axi_data_bits=1024",
-                             "arch.dram_bytes_per_cycle=128"],
-    "resnet18-32x32-os-16GBs": [*OS32, "workload=resnet18", "arch.dram_bytes_per_cycle=16"],
+    "resnet18-32x32-os": [*OS32, "workload=resnet18", "arch.memsys.axi_data_bits=1024",
+                          "arch.memsys.dram_bytes_per_cycle=128"],
+    "mobilenetv2-32x32-os": [*OS32, "workload=mobilenetv2", "arch.memsys.axi_data_bits=1024",
+                             "arch.memsys.dram_bytes_per_cycle=128"],
+    "resnet18-32x32-os-16GBs": [*OS32, "workload=resnet18", "arch.memsys.dram_bytes_per_cycle=16"],
     # Eyeriss (12 x 14, 108 KB, 4 B/cycle at 200 MHz) with its replicated row-stationary forms, and
     # with KH-OH alone (issue 22), both mapped for EDP
     "resnet18-eyeriss": ["arch=eyeriss", "workload=resnet18", "mapper.objective=edp"],
@@ -74,7 +75,7 @@ SCALE_SIM = {"resnet18-32x32-os": 2_133_315}
 
 def run(name: str, out: Path) -> dict:
     cfg = harness.compose([*{**RUNS, **QUICK}[name], "target.scope=network", "target.max_cycles=1000000000",
-                           "target.max_minutes=0"])
+                           "run.max_minutes=0"])
     design = out / name
     start = time.perf_counter()
     harness.run_stages(cfg, "report", design, quiet=False)
@@ -88,8 +89,8 @@ def report(r: dict) -> None:
     res, cfg, net = r["res"], r["cfg"], r["res"].network
     fus = cfg.arch.rows * cfg.arch.cols
     print(f"\n## {r['name']}: {cfg.arch.name} {cfg.arch.rows}x{cfg.arch.cols}, {cfg.workload.name}; "
-          f"{cfg.arch.onchip_kb:g} KB banks, {cfg.arch.dram_bytes_per_cycle:g} B/cycle DRAM, "
-          f"{cfg.arch.axi_data_bits}-bit AXI, {cfg.arch.dram_latency_cycles} cycles latency")
+          f"{cfg.arch.onchip_kb:g} KB banks, {cfg.arch.memsys.dram_bytes_per_cycle:g} B/cycle DRAM, "
+          f"{cfg.arch.memsys.axi_data_bits}-bit AXI, {cfg.arch.memsys.dram_latency_cycles} cycles latency")
     print(f"{'layer':28} {'tiles':>6} {'measured':>11} {'predicted':>11} {'error':>7} {'mapper':>11} "
           f"{'load wait':>10} {'util':>6}")
     for layer in res.layers:

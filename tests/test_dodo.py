@@ -271,8 +271,6 @@ def test_readme_rebuild_table_holds(built, tmp_path, override, stages):
     """Issue 17 acceptance 5, issue 43 acceptance 3: each documented change, made on a default build,
     re-runs exactly those stages: a run setting none, a target setting not emit, a cost-model energy
     only map and what reads the mapping, with the same Verilog; out/latest moves only to a new design."""
-    if override.startswith("run.") and "run" not in GROUPS:
-        pytest.skip("no run group in this schema yet (issue 43: run.jobs replaces target.jobs)")
     project, _ = built
     work = copy_project(project, tmp_path / "proj", keep_mtimes=True)
     rtl = snapshot(work / "out" / base_design_id() / "rtl")

@@ -2,7 +2,6 @@
 
     lego-build arch=eyeriss workload=resnet18                     # one design, like ``doit build``
     lego-build -m arch=eyeriss,nvdla workload=resnet18,mobilenetv2 hydra/launcher=joblib hydra.launcher.n_jobs=2
-    lego-build --sweep memory hydra/launcher=joblib hydra.launcher.n_jobs=2   # RF x buffer sizes (seed 001 §5.3)
     lego-build --task map -m mapper=pfm,ruby_s arch=eyeriss workload=resnet50 # stop every job after a stage
 
 Each Hydra job composes one design and runs ``doit build`` for it in a subprocess;
@@ -36,7 +35,7 @@ from pathlib import Path
 from lego_build.config.compose import CONF_DIR, _register, design_id, searchpath_overrides
 from lego_build.errors import ConfigError
 from lego_build.flow.stages import STAGES
-from lego_build.flow.sweep import SWEEPS, is_hydra, job_key, record_job, sweep_name, write_summary
+from lego_build.flow.sweep import is_hydra, job_key, record_job, sweep_name, write_summary
 from lego_build.flow.tasks import KEEP_LATEST_ENV
 from lego_build.flow.validate import compose
 from lego_build.report.summary import design_summary
@@ -156,27 +155,14 @@ def main(argv: list[str] | None = None) -> int:
     import hydra
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    task, preset = "build", None
-    for opt in ("--task", "--sweep"):
-        while opt in argv:
-            i = argv.index(opt)
-            if i + 1 >= len(argv):
-                print(f"error: {opt} needs a value", file=sys.stderr)
-                return 2
-            value = argv[i + 1]
-            del argv[i:i + 2]
-            if opt == "--task":
-                task = value
-            else:
-                preset = value
-    if preset is not None:
-        if preset not in SWEEPS:
-            print(f"error: --sweep {preset}: unknown sweep preset; presets: {', '.join(SWEEPS)}", file=sys.stderr)
+    task = "build"
+    while "--task" in argv:
+        i = argv.index("--task")
+        if i + 1 >= len(argv):
+            print("error: --task needs a value", file=sys.stderr)
             return 2
-        given_keys = {a.split("=", 1)[0] for a in argv}
-        spec = SWEEPS[preset]
-        argv = ["-m", *[o for o in spec["overrides"] if o.split("=", 1)[0] not in given_keys], *argv]
-        task = spec.get("task", task)
+        task = argv[i + 1]
+        del argv[i:i + 2]
     if task not in TASKS:
         print(f"error: --task {task}: one of {', '.join(TASKS)}", file=sys.stderr)
         return 2
@@ -191,8 +177,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
     name = sweep_name(overrides)
-    if preset is not None:
-        name = f"{preset}-{name.rsplit('-', 1)[1]}"
     project = Path.cwd().resolve()
     try:
         dirs = output_dirs(overrides, project, project / OUT / "sweeps" / name)
@@ -228,8 +212,6 @@ def main(argv: list[str] | None = None) -> int:
     if (sweep_dir / "comparison.md").is_file():  # a baseline and other designs on one workload
         print(f"lego-build: {(sweep_dir / 'comparison.md').relative_to(project)}, "
               f"{(sweep_dir / 'comparison.png').relative_to(project)} (against the baseline)")
-    if preset is not None and "report" in SWEEPS[preset]:
-        print(SWEEPS[preset]["report"](sweep_dir))
     failed = [r for r in _statuses(sweep_dir) if r != "ok"]
     return 1 if failed else 0
 

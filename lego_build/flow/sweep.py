@@ -386,9 +386,3 @@ def write_report(sweep_dir: Path, table: list[dict], done: list[dict]) -> tuple[
     html_path = sweep_dir / "report.html"
     write_text(html_path, "\n".join(page))
     return md_path, html_path
-
-
-# ------------------------------------------------------------------ sweep presets
-#: ``lego-build --sweep NAME`` presets (``overrides``, ``task``, optional ``report(sweep_dir) -> str``).
-#: The product ships none: seed 001's memory sweeps are a benchmark (``benchmarks/thesis_sweeps.py``).
-SWEEPS: dict[str, dict] = {}

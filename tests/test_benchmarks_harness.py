@@ -11,17 +11,13 @@ from benchmarks import harness
 
 BENCH = Path(harness.__file__).parent
 #: modules of the package that are not benchmarks
-SUPPORT = {"__init__", "_script", "harness", "docs", "rtml_paper", "zigzag_side"}
+SUPPORT = {"__init__", "_script", "harness", "docs", "rtml_paper", "zigzag_side", "accelforge_side", "peers"}
 BENCHMARKS = sorted(p.stem for p in BENCH.glob("*.py") if p.stem not in SUPPORT)
-#: the peer comparisons, moved onto the harness in their own change (skipped until they use it)
-PEERS = {"vs_zigzag", "vs_accelforge"}
 
 
 @pytest.mark.parametrize("name", BENCHMARKS)
 def test_each_benchmark_uses_the_harness_and_has_a_test(name):
     text = (BENCH / f"{name}.py").read_text()
-    if name in PEERS and "harness." not in text:
-        pytest.skip(f"{name}: not on the harness yet")
     assert "sys.path" not in text, f"{name}: no sys.path edits (import benchmarks.<module>)"
     assert f'if __name__ == "__main__" and not __package__:  # python benchmarks/{name}.py' in text
     assert "harness.parser(" in text and "harness.write_results(" in text, name

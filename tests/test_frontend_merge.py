@@ -11,7 +11,7 @@ from lego_build.analysis.lowering import FAMILY_DIMS
 from lego_build.config.compose import available_options
 from lego_build.frontend.adg_build import build_adg
 from lego_build.frontend.links import candidate_links
-from lego_build.frontend.merge import plain_union
+from lego_build.frontend.mst import spanning_forest
 from lego_build.ir.adg import ADG
 
 #: the switchable GEMM array the LEGO-MNICOC preset was before it became seed 004 §6's conv array
@@ -19,6 +19,17 @@ GEMM_MNICOC = ["arch=lego_mnicoc", "arch.family=gemm", "~arch.dataflows.ohow", "
                "arch.dataflows.icoc.spatial=[k,n]"]
 
 REFERENCE = {"gemm": gemm(24, 20, 16), "conv2d": conv2d(1, 6, 6, 10, 10, 3, 3, 1, 1)}
+
+
+def plain_union(fus, per_dataflow, reverse: bool):
+    """The baseline the merge is measured against: each dataflow's own MST (seed 004 eq. 4.5),
+    united. Returns (link pairs, ports)."""
+    links, ports = set(), set()
+    for _, candidates in per_dataflow:
+        kept, roots = spanning_forest(fus, candidates, reverse)
+        links |= {(lk.src, lk.dst) for lk in kept}
+        ports |= set(roots)
+    return links, ports
 
 
 def check_forests(adg: ADG) -> None:

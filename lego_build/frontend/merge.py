@@ -24,8 +24,8 @@ links are re-planned chain by chain over all dataflows:
    over the chains (existing ports and FIFOs cheaper), so no cycle of delay links
    can form.
 
-:func:`plain_union` is the baseline the merge is measured against: each
-dataflow's eq. 4.5 MST, built on its own, then united.
+The baseline the merge is measured against (each dataflow's eq. 4.5 MST, built on its own,
+then united) lives in ``tests/test_frontend_merge.py``.
 """
 from __future__ import annotations
 
@@ -155,13 +155,3 @@ def _feed_roots(name, candidates, roots, built, ports, n_fus):
             lk = d["link"]
             old = built.get((lk.src, lk.dst))
             built[(lk.src, lk.dst)] = replace(lk, dataflows=tuple(sorted(set(old.dataflows if old else ()) | {name})))
-
-
-def plain_union(fus: tuple[Coord, ...], per_dataflow: list[DataflowCandidates], reverse: bool):
-    """Baseline: each dataflow's own MST (eq. 4.5), united. Returns (link pairs, ports)."""
-    links, ports = set(), set()
-    for _, candidates in per_dataflow:
-        kept, roots = spanning_forest(fus, candidates, reverse)
-        links |= {(lk.src, lk.dst) for lk in kept}
-        ports |= set(roots)
-    return links, ports

@@ -45,9 +45,9 @@ STAGE_NAMES = [s.name for s in STAGES]
 RTL = ("target=rtl",)
 OTHER = ("target=rtl", "optimizer=delay_only")  # same design, different dag.json and rtl/
 SEED = 10
-#: write points per stage: (stage, how many, target overrides); 20 in all
-PLAN = (("analyze", 2, RTL), ("map", 2, RTL), ("graph", 3, RTL), ("optimize", 3, RTL), ("emit", 4, RTL),
-        ("simulate", 3, ()), ("report", 3, RTL))
+#: write points per stage: (stage, how many, target overrides); 14 in all
+PLAN = (("analyze", 2, RTL), ("map", 2, RTL), ("graph", 2, RTL), ("optimize", 2, RTL), ("emit", 2, RTL),
+        ("simulate", 2, ()), ("report", 2, RTL))
 TIMEOUT = 900
 
 
@@ -153,7 +153,7 @@ def kill_results(refs, tmp_path_factory):
 
 def test_every_stage_has_kill_points(refs):
     points = kill_points(refs)
-    assert len(points) >= 20
+    assert len(points) >= 14
     assert {p[0] for p in points} == set(STAGE_NAMES)
 
 
@@ -172,7 +172,7 @@ def test_killed_builds_recover_to_identical_artifacts(refs, kill_results):
         assert not r["stale"], f"{where}: left {r['stale']}"
         recovered += 1
     print(f"\n{recovered}/{len(kill_results)} kill points recovered to identical artifacts")
-    assert recovered == len(kill_results) >= 20
+    assert recovered == len(kill_results) >= 14
 
 
 @pytest.mark.parametrize("stage, n, phase", [("optimize", 2, "after"), ("emit", 5, "after")])

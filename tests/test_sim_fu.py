@@ -34,7 +34,7 @@ def test_fu_bit_exact_and_cycles_predicted(tmp_path, overrides, multiplier):
     run_all(cfg, tmp_path)
     sim = read_json(tmp_path / "sim" / "result.json")
     assert sim["match"] and sim["cycles_match"] and sim["mismatches"] == 0, sim
-    assert sim["lint"] == "clean"
+    assert sim["products"]["lint"] == "clean"
     (result,) = sim["tiles"]
     assert result["cycles_simulated"] == result["cycles_predicted"], result
     rtl = {p.stem for p in (tmp_path / "rtl").glob("*.v")}

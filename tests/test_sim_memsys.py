@@ -69,7 +69,7 @@ def test_whole_layer_is_bit_exact_through_the_memory_system(tmp_path, name):
     cfg = compose([*overrides, "target.scope=layers"])
     run_all(cfg, tmp_path)
     res = read_artifact(tmp_path, "sim/result.json")
-    assert res.status == "pass" and res.scope == "layers" and res.lint == "clean"
+    assert res.status == "pass" and res.scope == "layers" and res.products["lint"] == "clean"
     (layer,) = res.layers
     assert layer["outputs"] == outputs and layer["mismatches"] == 0
     assert layer["tiles"] > 1  # the sequencer walked a grid, not one tile

@@ -1,8 +1,10 @@
 """Find external tools: an environment variable overrides, else the first name on PATH."""
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass
 
 from lego_build.errors import StageError
@@ -49,3 +51,12 @@ class Tool:
         except StageError as exc:
             return str(exc)
         return None
+
+
+@functools.cache
+def tool_version(tool: str, flag: str = "--version") -> str:
+    """What ``tool flag`` prints (its version, for cache keys); empty when it cannot run."""
+    try:
+        return subprocess.run([tool, flag], capture_output=True, text=True).stdout
+    except OSError:
+        return ""

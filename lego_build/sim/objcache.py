@@ -28,7 +28,6 @@ Deleting them is safe whenever no build is running.
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import re
@@ -38,6 +37,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
+from lego_build.runtime.tools import tool_version
 from lego_build.runtime.userdirs import cache_root
 
 
@@ -63,19 +63,11 @@ def model_dir() -> Optional[Path]:
     return None if root is None else root / "verilator-models"
 
 
-@functools.cache
-def _version_of(cxx: str) -> str:
-    try:
-        return subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
-    except OSError:
-        return ""
-
-
 def model_key(verilator: str, flags: list[str], testbench: str, rtl_files: list[Path]) -> str:
     """The content key of a simulation binary (see the module docstring)."""
     h = hashlib.sha256()
-    for part in (str(Path(verilator).resolve()), _version_of(verilator), "\0".join(flags), testbench,
-                 _version_of(os.environ.get("CXX", "c++"))):
+    for part in (str(Path(verilator).resolve()), tool_version(verilator), "\0".join(flags), testbench,
+                 tool_version(os.environ.get("CXX", "c++"))):
         h.update(part.encode() + b"\0\1")
     for path in rtl_files:
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0\1")
@@ -144,7 +136,7 @@ def keys(obj_dir: Path, makefile: str) -> dict[str, str]:
             continue
         st = src.stat()
         cxx = line.split()[0]
-        digest = hashlib.sha256("\0".join([line.strip(), _version_of(cxx), str(st.st_size),
+        digest = hashlib.sha256("\0".join([line.strip(), tool_version(cxx), str(st.st_size),
                                            str(st.st_mtime_ns)]).encode()).hexdigest()
         found[obj] = digest
     return found

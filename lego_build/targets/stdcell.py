@@ -31,7 +31,6 @@ ABC, OpenSTA, the OSU cell libraries), on ``lego_soc`` (the array and its memory
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
@@ -45,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lego_build.errors import StageError
-from lego_build.runtime.tools import Tool
+from lego_build.runtime.tools import Tool, tool_version
 from lego_build.runtime.userdirs import cache_root
 from lego_build.targets.yosys import rtl_sources
 
@@ -194,19 +193,11 @@ def _yosys(rtl: Path, files: list[str], banks: list[str], lib: Library, top: str
         _store_netlists(out, cached)
 
 
-@functools.cache
-def _tool_version(tool: str) -> str:
-    try:
-        return subprocess.run([tool, "-V"], capture_output=True, text=True).stdout
-    except OSError:
-        return ""
-
-
 def _netlist_key(yosys: str, steps: list[str], sources: list[Path], lib: Library) -> str:
     """The content key of a synthesis: Yosys's resolved path and version, its script (paths
     written as placeholders), the ABC script, the Liberty file's and every Verilog file's bytes."""
     h = hashlib.sha256()
-    for part in (str(Path(yosys).resolve()), _tool_version(yosys), "\n".join(steps), ABC_SCRIPT):
+    for part in (str(Path(yosys).resolve()), tool_version(yosys, "-V"), "\n".join(steps), ABC_SCRIPT):
         h.update(part.encode() + b"\0\1")
     for path in (lib.path, *sources):
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0\1")

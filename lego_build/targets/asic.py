@@ -48,7 +48,7 @@ def physical(cfg, design_dir: Path, activity: dict | None = None, runs: list[dic
     with tempfile.TemporaryDirectory(prefix="lego_build-asic-") as tmp:
         out = stdcell.implement(design_dir / "rtl", buffers, cfg.target.library, cfg.target.asic_mhz,
                              cfg.target.activity, Path(tmp), activity, cfg.target.node_nm,
-                             ASIC_TOPS[cfg.target.asic_top])
+                             ASIC_TOPS[cfg.target.asic_top], design_dir / "sim" / "asic")
     print(f"simulate: asic ({out['library']}, {out['node_nm']:g} nm): {out['area_mm2']} mm2 with SRAM, "
           f"Fmax {out['fmax_mhz']} MHz, {out['power_total_mw']} mW at {out['power_mhz']:g} MHz "
           f"(toggle rates: {out['activity_source']})")
@@ -79,6 +79,7 @@ def asic_lines(a: dict) -> list[str]:
            "| class | area (µm²) | share | power (mW) |", "|---|---:|---:|---:|"]
     for c, v in sorted(a["area_um2"].items(), key=lambda kv: -kv[1]):
         out.append(f"| {c} | {v:,} | {v / total:.1%} | {a['power_mw'].get(c, 0.0):,.3f} |")
+    out += timing_lines(a.get("timing"))
     if a.get("scaled"):
         out += ["", "Scaled to other nodes by classical scaling (an estimate, not a measurement: `scaled` in "
                 "`lego_build/targets/stdcell.py`): " + "; ".join(
@@ -112,6 +113,20 @@ def asic_lines(a: dict) -> list[str]:
         out += ["", "Lookup-table macros (the PPU's activation tables, priced by the same model): " + "; ".join(
             f"{t['count']} x {t['width']}b x {t['depth']} ({t['area_um2']:,.0f} µm² each)" for t in a["tables"])]
     out += [""]
+    return out
+
+
+def timing_lines(t: dict | None) -> list[str]:
+    """``report.md``: the timing (:mod:`.timing`): Fmax, the repair, the worst paths by class."""
+    if not t:
+        return []
+    out = ["", f"Timing (OpenSTA on the flattened netlist, `sim/asic/timing.txt`): Fmax **{t['fmax_mhz']} MHz**, "
+           f"worst slack {t['slack_ns']:+.3f} ns at {t['period_ns']:g} ns; {t['buffers']} buffers on "
+           f"{t['buffered_nets']} nets of more than {t['max_fanout']} loads (the worst had {t['worst_fanout']}); "
+           f"wires: {t['wire_load']}.", "",
+           "| from | class | to | class | levels | delay (ns) |", "|---|---|---|---|---:|---:|"]
+    out += [f"| `{p['from']}` | {p['from_class']} | `{p['to']}` | {p['to_class']} | {p['levels']} | "
+            f"{p['delay_ns']:.2f} |" for p in t["paths"]]
     return out
 
 

@@ -8,10 +8,10 @@ ABC, OpenSTA, the OSU cell libraries), on ``lego_soc`` (the array and its memory
   split into flip-flops (pipeline and delay registers) and the rest (operand multiplexers
   and interconnect). ABC runs without Yosys's default ``&fraig -x`` step, which does not
   finish on these designs (:data:`ABC_SCRIPT`).
-* **Clock** from OpenSTA on a flattened synthesis of the same RTL (buffering across module
-  boundaries, so no module output drives thousands of loads unbuffered): the worst path
-  between registers and ports, ``Fmax = 1 / (period - worst slack)``; the SRAM macros'
-  pins are the paths' ends (their access time is not in the path).
+* **Clock** from OpenSTA on a flattened synthesis of the same RTL, as :mod:`.timing` runs it:
+  high-fan-out nets repaired with buffer trees, a wire-load model, the memory macros in the
+  timing graph (their access times), the slack unclamped: ``Fmax = 1 / (period - worst
+  slack)``, with the worst paths by module class; its reports stay in ``sim/asic/``.
 * **Power** at ``target.asic_mhz``: OpenSTA's ``report_power`` (the library's internal,
   switching and leakage tables), per module of the hierarchical netlist (linked on its own;
   a module's own power is its total less its instances'), each module's nets at the toggle
@@ -46,6 +46,7 @@ from pathlib import Path
 from lego_build.errors import StageError
 from lego_build.runtime.tools import Tool, tool_version
 from lego_build.runtime.userdirs import cache_root
+from lego_build.targets import timing
 from lego_build.targets.yosys import rtl_sources
 
 QFLOW_TECH = Path("/usr/share/qflow/tech")  # Debian's qflow-tech-* packages
@@ -227,8 +228,8 @@ def _store_netlists(out: Path, cached: Path) -> None:
 
 
 def _sta(netlist: Path, lib: Library, tops: list[str], period_ns: float, activity: float) -> dict:
-    """Worst slack of ``tops[0]`` and, per module of ``tops``, OpenSTA's total power (W); the
-    SRAM macros are modules the netlist does not define, black boxes to OpenSTA."""
+    """Per module of ``tops``, OpenSTA's total and sequential power (W); the SRAM macros are
+    modules the netlist does not define, black boxes to OpenSTA."""
     lines = [f"read_liberty {lib.path}", f"read_verilog {netlist}"]
     out: dict = {"power_w": {}}
     for k, top in enumerate(tops):  # OpenSTA consumes the netlist it links: read it again for each
@@ -236,9 +237,6 @@ def _sta(netlist: Path, lib: Library, tops: list[str], period_ns: float, activit
                   f"create_clock -name clk -period {period_ns} [get_ports clk]",
                   f"set_power_activity -global -activity {activity:g}",
                   f"puts \"MODULE {top}\"", "report_power"]
-        if k == 0:
-            lines += ["set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports clk]]",
-                      "set_output_delay 0 -clock clk [all_outputs]", "report_wns", "report_checks -digits 3"]
     script = netlist.with_suffix(".sta.tcl")
     script.write_text("\n".join(lines) + "\n")
     proc = subprocess.run([STA.path(), "-exit", str(script)],
@@ -253,13 +251,7 @@ def _sta(netlist: Path, lib: Library, tops: list[str], period_ns: float, activit
         elif ln.startswith("Total") and current is not None and len(ln.split()) >= 5:
             out["power_w"][current] = float(ln.split()[4])
             current = None
-        elif ln.startswith("wns"):
-            out["wns_ns"] = float(ln.split()[1])
-        elif "startpoint" in ln.lower() and "critical" not in out:
-            out["critical"] = ln.split(":", 1)[1].strip()
-        elif ln.strip().startswith("Endpoint:") and "critical_end" not in out:
-            out["critical_end"] = ln.split(":", 1)[1].strip()
-    if "wns_ns" not in out or len(out["power_w"]) != len(tops):
+    if len(out["power_w"]) != len(tops):
         err = [ln for ln in text.splitlines() if ln.startswith("Error")][:1] or text.strip().splitlines()[-1:]
         raise StageError(f"OpenSTA failed on {netlist.name}: {err[0] if err else 'no output'}")
     return out
@@ -379,7 +371,8 @@ def _source(measured: list[str], modules: dict, activity: float) -> str:
 
 
 def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str, mhz: float, activity: float,
-              work: Path, measured: dict | None = None, node_nm: float = 0.0, top: str = "lego_soc") -> dict:
+              work: Path, measured: dict | None = None, node_nm: float = 0.0, top: str = "lego_soc",
+              keep: Path | None = None) -> dict:
     """Area, Fmax and power of ``rtl`` (its module ``top``: ``lego_soc``, or the array alone,
     ``lego_top``); ``buffers`` are ``(width, depth, count,
     sub_banks)`` of the SRAM macros: ``count`` macros of ``width x depth`` in all (both
@@ -390,7 +383,8 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     that survive synthesis), its other cells at that of its distinct named nets
     (:func:`_named_rate`), per instance and cycle; the modules the runs
     do not cover at ``activity``. Power gating (seed 004 §5.5) shows in the first: a gated
-    delay register holds its value."""
+    delay register holds its value. ``keep``: a directory for the reports (``timing.txt``, the
+    worst paths; ``synthesis.txt``, Yosys's cell statistics per module)."""
     lib = Library.load(library, node_nm)
     files, banks = rtl_sources(rtl)
     hier, flat = work / "hier", work / "flat"
@@ -406,7 +400,8 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     counts = _counts(mods, top)
     period = 1000.0 / mhz
     print("simulate: asic: static timing and power (OpenSTA) ...", flush=True)
-    timing = _sta(flat / "netlist.v", lib, [top], period, activity)
+    hier_json = json.loads((hier / "netlist.json").read_text())
+    timed = timing.analyse(flat, hier_json, lib, top, period, _class)
     rates = {m: activity for m in counts}
     reg_rates = dict(rates)
     measured_mods = []
@@ -466,7 +461,11 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     if tables:  # the lookup tables: each read once a cycle (their writes are configuration)
         area[TABLES] = sum(t["count"] * t["area_um2"] for t in tables)
         watts[TABLES] = sum(t["count"] * (t["leakage_nw"] * 1e-9 + t["read_pj"] * 1e-12 * mhz * 1e6) for t in tables)
-    fmax = 1000.0 / (period - timing["wns_ns"])
+    fmax = timed["fmax_mhz"]
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(flat / "timing.txt", keep / "timing.txt")
+        shutil.copyfile(hier / "stat.txt", keep / "synthesis.txt")
     gating = _clock_gating(measured, counts, mods, own)
     logic = {k: round(v) for k, v in sorted(area.items())}
     total_mm2, total_mw = sum(area.values()) / 1e6, sum(watts.values()) * 1e3
@@ -474,7 +473,7 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
         "library": lib.path.name, "node_nm": lib.node_nm, "vdd": lib.vdd,
         "area_um2": logic, "area_mm2": round(sum(area.values()) / 1e6, 4), "yosys_logic_um2": round(yosys_area),
         "flip_flops": sum(n * mods[m]["flops"] for m, n in counts.items()),
-        "fmax_mhz": round(fmax, 2), "critical_path": [timing.get("critical", ""), timing.get("critical_end", "")],
+        "fmax_mhz": fmax, "critical_path": [timed["paths"][0]["from"], timed["paths"][0]["to"]], "timing": timed,
         "power_mhz": mhz, "activity": activity,
         "activity_source": _source(measured_mods, counts, activity),
         "top": top, "toggle_rates": {m: round(r, 5) for m, r in sorted(rates.items())},

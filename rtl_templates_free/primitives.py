@@ -284,6 +284,66 @@ def _requant_relu(m: Module, x, width: int, mode, scale, shift):
     return v
 
 
+#: register stages of :func:`mk_ppu_lane_pipe`: partial products, their sum rounded, shifted and saturated
+PPU_LANE_STAGES = 3
+
+
+def mk_ppu_lane_pipe(width: int) -> Module:
+    """:func:`mk_ppu_lane` in :data:`PPU_LANE_STAGES` register stages, each loaded when ``en``
+    (the memory system's write path, issue 44): (1) ``x`` times ``scale`` as two partial
+    products, ``x``'s low 16 bits (unsigned) and its high bits (signed), each a multiplier of
+    at most 16 x 16 bits; (2) their sum, ``hi << 16`` plus ``lo``, with the rounding half,
+    which is ``x * scale + half`` exactly (``x = hi * 2^16 + lo``); (3) the shift, saturation
+    and ReLU. ``y`` is the combinational lane's ``y`` of the ``x`` three loads before."""
+    m = Module(f"lego_ppu_lane_w{width}_p{PPU_LANE_STAGES}")
+    clk, en = m.Input("clk"), m.Input("en")
+    x = m.Input("x", width)
+    mode = m.Input("mode", 2)
+    scale = m.Input("scale", 16)
+    shift = m.Input("shift", 6)
+    y = m.OutputReg("y", width)
+    pw = width + 16
+    lo_bits = min(16, width)
+    hi_bits = width - lo_bits
+    x1, mode1, shift1 = m.Reg("x1", width), m.Reg("mode1", 2), m.Reg("shift1", 6)
+    lo = m.Reg("lo", lo_bits + 17)  # unsigned low part times the signed scale
+    lo_ext = m.Wire("lo_ext", lo_bits + 17)
+    s_lo = m.Wire("s_lo", lo_bits + 17)
+    # the low part is unsigned when high bits follow it, else it is the whole (signed) x
+    m.Assign(lo_ext(Cat(Int(0, 17, base=10), x[0:lo_bits]) if hi_bits else sign_extend(x, width, lo_bits + 17)))
+    m.Assign(s_lo(sign_extend(scale, 16, lo_bits + 17)))
+    regs1 = [x1(x), mode1(mode), shift1(shift), lo(lo_ext * s_lo)]
+    if hi_bits:
+        hi = m.Reg("hi", hi_bits + 16)
+        hi_ext, s_hi = m.Wire("hi_ext", hi_bits + 16), m.Wire("s_hi", hi_bits + 16)
+        x_hi = m.Wire("x_hi", hi_bits)
+        m.Assign(x_hi(x[lo_bits:width]))
+        m.Assign(hi_ext(sign_extend(x_hi, hi_bits, hi_bits + 16)))
+        m.Assign(s_hi(sign_extend(scale, 16, hi_bits + 16)))
+        regs1.append(hi(hi_ext * s_hi))
+    x2, mode2, shift2 = m.Reg("x2", width), m.Reg("mode2", 2), m.Reg("shift2", 6)
+    rounded = m.Reg("rounded", pw)
+    half = m.Wire("half", pw)
+    m.Assign(half((Int(1, pw, base=10) << shift1) >> Int(1, pw, base=10)))
+    total = sign_extend(lo, lo_bits + 17, pw) + half
+    if hi_bits:
+        total = total + Cat(sign_extend(hi, hi_bits + 16, pw - 16), Int(0, 16, base=10))
+    ones = Int(2 ** pw - 1, pw, base=16)
+    shifted = m.Wire("shifted", pw)
+    m.Assign(shifted((rounded >> shift2) | Mux(rounded[pw - 1], ~(ones >> shift2), Int(0, pw, base=10))))
+    upper = m.Wire("upper", pw - 7)
+    m.Assign(upper(shifted[7:pw]))
+    fits = (upper == Int(0, pw - 7, base=10)) | (upper == Int(2 ** (pw - 7) - 1, pw - 7, base=16))
+    q8 = m.Wire("q8", 8)
+    m.Assign(q8(Mux(fits, shifted[0:8], Mux(shifted[pw - 1], Int(0x80, 8, base=16), Int(0x7F, 8, base=16)))))
+    r = m.Wire("r", width)
+    m.Assign(r(Mux(mode2[0], sign_extend(q8, 8, width), x2)))
+    m.Always(Posedge(clk))(If(en)(
+        *regs1, x2(x1), mode2(mode1), shift2(shift1), rounded(total),
+        y(Mux(mode2[1] & r[width - 1], Int(0, width, base=10), r))))
+    return m
+
+
 def mk_table(width: int, depth: int) -> Module:
     """A small lookup table: one write port and an asynchronous read port, as a standard-cell
     flow builds a table this size, a register-file macro rather than ``width x depth``

@@ -52,11 +52,16 @@ from lego_build.ir.mapping import Mapping
 from lego_build.ir.soc import MemSys, SocMap
 from lego_build.ir.workload import Kernel
 from lego_build.mapping.sim_tile import fit_tile, strides
+from rtl_templates_free.primitives import PPU_LANE_STAGES
 
 MAX_BURST = 256
 LOAD_START = 1  # the load engine's start after the sequencer's decision (the decision: one cycle)
 STORE_EXTRA = 5  # the store engine's start (2 cycles), the last write response and the done flag (3)
-STORE_DATA = 3  # a store's first write beat after its start: the engine, the address, the bank read
+#: a store's first beat taken into the write path after its start: the engine, the address, the bank read
+STORE_DATA = 3
+#: a beat's cycles from its take to AXI W: the storer's write path (lego_build.emit.soc.storer.W_PATH:
+#: its first stage, the PPU's pipelined lanes, the output register), issue 44
+WRITE_PATH = 1 + PPU_LANE_STAGES + 1
 
 
 @dataclass(frozen=True)
@@ -306,7 +311,7 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
             # a write burst does not wait for the one before it: the latency once, for the last
             # write response; the beats at the bandwidth (the first on the credit the bucket saved
             # up since the last beat) unless the storer's rows are slower
-            first = start + STORE_DATA
+            first = start + STORE_DATA + WRITE_PATH
             fast = min(rec[2], ms.credit(first - max(channel.last(first), written)))
             stream, rows = fast + (rec[2] - fast) / ms.rate, store_rows(rec[1])
             end = first + max(stream, rows) + tail

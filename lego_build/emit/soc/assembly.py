@@ -11,7 +11,7 @@ from lego_build.emit.soc.sequencer import sequencer
 from lego_build.emit.soc.storer import storer
 from lego_build.ir.host import HostMap
 from lego_build.ir.soc import SocMap
-from rtl_templates_free import mk_ppu_lane, mk_table
+from rtl_templates_free import mk_ppu_lane_pipe, mk_table
 from rtl_templates_free.primitives import PPU_TABLE
 
 
@@ -72,4 +72,4 @@ def mk_soc(hm: HostMap, sm: SocMap) -> tuple[Module, list[Module]]:
     loader(c)
     storer(c)
     wire(m, "unused_bits", sum(w for _, w in c.unused), Cat(*[x for x, _ in c.unused]))
-    return m, [mk_ppu_lane(hm.out_bits), mk_table(*PPU_TABLE)] if hm.ppu else []
+    return m, [mk_ppu_lane_pipe(hm.out_bits), mk_table(*PPU_TABLE)] if hm.ppu else []

@@ -1,13 +1,13 @@
 """The post-processing unit on ``lego_soc``'s output path: the memory system's copy of the
-array's PPU registers and, per word of a beat the storer writes, one requantise-and-ReLU lane
-with its copy of the activation table."""
+array's PPU registers and, per word of a beat the storer writes, one pipelined
+requantise-and-ReLU lane with its copy of the activation table."""
 from __future__ import annotations
 
 from veriloggen import Cat, If, Mux, Posedge, Repeat, StubModule
 
 from lego_build.emit.soc.common import Ctx, num, wire
-from rtl_templates_free import mk_table
-from rtl_templates_free.primitives import PPU_TABLE
+from rtl_templates_free import mk_ppu_lane_pipe, mk_table
+from rtl_templates_free.primitives import PPU_LANE_STAGES, PPU_TABLE
 
 
 def ppu_registers(c: Ctx, wdata) -> None:
@@ -26,22 +26,43 @@ def ppu_registers(c: Ctx, wdata) -> None:
     c.w["ppu"], c.w["ppu_table"] = regs, {"we": table_we, "waddr": addr[0:8], "wdata": wdata[0:8]}
 
 
-def ppu_beat(c: Ctx, name: str, values: list, out_bits: int, word_bits: int):
-    """Output words through the PPU (one lane each, :func:`rtl_templates_free.mk_ppu_lane`,
-    and a copy of the table per lane, :func:`rtl_templates_free.mk_table`: one read port
-    each, as a table macro has; every copy takes every write), each sign-extended to
-    ``word_bits``; a design without a PPU only sign-extends."""
+def staged(c: Ctx, name: str, sig, width: int, stages: int, en, reset: bool = False) -> list:
+    """``sig`` through ``stages`` registers, each loaded when ``en`` (a stall-all pipeline),
+    cleared by reset if ``reset`` (valid bits); the registers, the last one last."""
+    regs = [c.m.Reg(f"{name}_d{k}", width) for k in range(stages)]
+    load = If(en)(*[r(prev) for r, prev in zip(regs, [sig, *regs])])
+    c.m.Always(Posedge(c.clk))(If(c.rst)(*[r(0) for r in regs]).Else(load) if reset else load)
+    return regs
+
+
+def ppu_lanes(c: Ctx, name: str, values: list, out_bits: int, en) -> list:
+    """Output words through the PPU's pipelined lanes (:func:`rtl_templates_free.mk_ppu_lane_pipe`:
+    :data:`PPU_LANE_STAGES` register stages loaded when ``en``); a design without a PPU delays
+    them as many stages, so the write path's depth does not depend on it."""
+    m, hm = c.m, c.hm
+    if not hm.ppu:
+        return [staged(c, f"{name}_lane{i}", x, out_bits, PPU_LANE_STAGES, en)[-1] for i, x in enumerate(values)]
+    regs, out = c.w["ppu"], []
+    for i, x in enumerate(values):
+        v = m.Wire(f"{name}_ppu{i}", out_bits)
+        m.Instance(StubModule(mk_ppu_lane_pipe(out_bits).name), f"u_{name}_ppu{i}", ports=[
+            ("clk", c.clk), ("en", en), ("x", x), ("mode", regs["mode"][0:2]), ("scale", regs["scale"]),
+            ("shift", regs["shift"]), ("y", v)])
+        out.append(v)
+    return out
+
+
+def ppu_tables(c: Ctx, name: str, lanes: list, out_bits: int, word_bits: int) -> list:
+    """The lanes' words through their copies of the activation table when ``mode`` bit 2 is set
+    (:func:`rtl_templates_free.mk_table`: one read port each, as a table macro has; every copy
+    takes every write), each sign-extended to ``word_bits``."""
     m, hm = c.m, c.hm
     out = []
-    for i, x in enumerate(values):
-        y = x
+    for i, v in enumerate(lanes):
+        y = v
         if hm.ppu:
-            regs = c.w["ppu"]
-            v = m.Wire(f"{name}_ppu{i}", out_bits)
-            m.Instance(StubModule(f"lego_ppu_lane_w{out_bits}"), f"u_{name}_ppu{i}", ports=[
-                ("x", x), ("mode", regs["mode"][0:2]), ("scale", regs["scale"]), ("shift", regs["shift"]), ("y", v)])
+            regs, tw = c.w["ppu"], c.w["ppu_table"]
             looked = m.Wire(f"{name}_looked{i}", 8)
-            tw = c.w["ppu_table"]
             m.Instance(StubModule(mk_table(*PPU_TABLE).name), f"u_{name}_table{i}", ports=[
                 ("clk", c.clk), ("we", tw["we"]), ("waddr", tw["waddr"]), ("wdata", tw["wdata"]), ("raddr", v[0:8]),
                 ("rdata", looked)])

@@ -3,20 +3,23 @@
 The address channel (:func:`_address_side`) walks the output tile's runs, bursts split at 256
 beats and 4 KB boundaries, their lengths queued for WLAST; the bank side
 (:func:`_bank_reads`) reads one row per cycle from the output half being written back into a
-two-row queue; the data side (:func:`_beat_data`) sends each beat's words through the PPU
-(:func:`lego_build.emit.soc.ppu.ppu_beat`: one requantise-and-ReLU lane per word of a beat,
-one activation table they share, configured with the array's PPU registers), so a layer's
-results reach memory post-processed; they stay one word each, sign-extended. One AXI ID (0);
-an error response or a foreign ID sets STATUS bit 2.
+two-row queue; the data side (:func:`_beat_data`) takes each beat's words into a write path of
+``PPU_LANE_STAGES + 2`` register stages (the latency model's ``WRITE_PATH``, issue 44: the beat
+multiplexer's registers, the PPU's pipelined lanes, :func:`lego_build.emit.soc.ppu.ppu_lanes`,
+and their tables into the output register that drives AXI W), a stall-all pipeline that moves
+whenever its output register is free or being taken, so a layer's results reach memory
+post-processed at one beat a cycle; they stay one word each, sign-extended. One AXI ID (0); an
+error response or a foreign ID sets STATUS bit 2.
 """
 from __future__ import annotations
 
 from veriloggen import Cat, If, Mux, Posedge
 
-from lego_build.emit.soc.common import ADDR, Ctx, ndf, num, per_df, pick, wire
-from lego_build.emit.soc.ppu import ppu_beat
+from lego_build.emit.soc.common import ADDR, Ctx, ndf, num, ors, per_df, pick, wire
+from lego_build.emit.soc.ppu import ppu_lanes, ppu_tables, staged
 from lego_build.emit.soc.walkers import address_channel, burst_geometry, issuer, walker
 from lego_build.ir.host import clog2
+from rtl_templates_free.primitives import PPU_LANE_STAGES
 
 LOW = 12  # the DRAM address bits a narrow row's byte lane is taken from
 QUEUE = 4  # burst lengths the address channel may run ahead of the data
@@ -65,11 +68,12 @@ def _bank_reads(c: Ctx, t: int, rows_last: list) -> dict:
     return b
 
 
-def _wide_beat(c: Ctx, t: int, values: list, w_beat, bi: int) -> tuple:
+def _wide_beat(c: Ctx, t: int, values: list, w_beat, bi: int, adv) -> tuple:
     """A row of a bus width or more: its words (every lane, or under a dataflow that packs the row
     the first lane of each distinct word, :meth:`SocMap.lane_of`, one multiplexer per word over
-    the dataflows), a beat's worth at a time through the PPU; beats past the words are zero.
-    Returns (data, strobes, the beat ends the row)."""
+    the dataflows), a beat's worth at a time into the first stage, then through the PPU; beats
+    past the words are zero. Returns (the first stage's words, the data after the PPU,
+    strobes, the beat ends the row)."""
     m, sm, ob = c.m, c.sm, c.hm.out_bits
     bw, bb, wb = sm.bus_bits, sm.bus_bytes, sm.word_bytes[t]
     per_beat = min(sm.slot_bytes[t], bb) // wb  # lanes in one beat: the PPU's lanes
@@ -88,36 +92,47 @@ def _wide_beat(c: Ctx, t: int, values: list, w_beat, bi: int) -> tuple:
     chunks = [packed[k * per_beat:(k + 1) * per_beat] for k in range(nb_real)]
     if nb_real > 1:
         sel = [pick(w_beat, bi, [ch[i] if i < len(ch) else num(0, ob) for ch in chunks]) for i in range(per_beat)]
-        sel = [wire(m, f"w_lane{i}", ob, x) for i, x in enumerate(sel)]
     else:
         sel = chunks[0]
-    words = ppu_beat(c, "w", sel, ob, wb * 8)
+    first = [m.Reg(f"w_s1_lane{i}", ob) for i in range(per_beat)]
+    loads = [r(x) for r, x in zip(first, sel)]
+    pads = [r < n for r, n in zip(reals, nbs)]
+    zero = None
+    if any(pads):  # a padding beat: zero data, its flag along the pipeline
+        z1 = m.Reg("w_s1_zero")
+        loads.append(z1(~(w_beat < per_df(c, [num(r, bi) for r in reals]))))
+        zero = staged(c, "w_zero", z1, 1, PPU_LANE_STAGES, adv)[-1]
+    m.Always(Posedge(c.clk))(If(adv)(*loads))
+    words = ppu_tables(c, "w", ppu_lanes(c, "w", first, ob, adv), ob, wb * 8)
     used = Cat(*reversed(words))
     pad_bits = bw - len(words) * wb * 8
     data = Cat(num(0, pad_bits), used) if pad_bits else used
-    pads = [r < n for r, n in zip(reals, nbs)]
-    beat = Mux(w_beat < per_df(c, [num(r, bi) for r in reals]), data, num(0, bw)) if any(pads) else data
+    beat = Mux(zero, num(0, bw), data) if zero is not None else data
     row_last = per_df(c, [w_beat == num(n - 1, bi) for n in nbs]) if len(set(nbs)) > 1 else \
         w_beat == num(nbs[0] - 1, bi)
     return beat, num((1 << bb) - 1, bb), row_last
 
 
-def _narrow_beat(c: Ctx, t: int, values: list, head_off) -> tuple:
-    """A row narrower than the bus: its words through the PPU, shifted to the row's byte lanes.
-    Returns (data, strobes, the beat ends the row)."""
-    m, sm = c.m, c.sm
+def _narrow_beat(c: Ctx, t: int, values: list, head_off, adv) -> tuple:
+    """A row narrower than the bus: its words into the first stage, through the PPU, then shifted
+    to the row's byte lanes (its offset along the pipeline). Returns (data, strobes, the beat
+    ends the row)."""
+    m, sm, ob = c.m, c.sm, c.hm.out_bits
     bw, bb, wb, slot = sm.bus_bits, sm.bus_bytes, sm.word_bytes[t], sm.slot_bytes[t]
-    words = ppu_beat(c, "w", values, c.hm.out_bits, wb * 8)
+    first = [m.Reg(f"w_s1_lane{i}", ob) for i in range(len(values))]
+    off1 = m.Reg("w_s1_off", clog2(bb))
+    m.Always(Posedge(c.clk))(If(adv)(*[r(x) for r, x in zip(first, values)], off1(head_off[0:clog2(bb)])))
+    off = staged(c, "w_off", off1, clog2(bb), PPU_LANE_STAGES, adv)[-1]
+    words = ppu_tables(c, "w", ppu_lanes(c, "w", first, ob, adv), ob, wb * 8)
     pad = slot * 8 - sm.lanes[t] * wb * 8
     row_bytes = wire(m, "w_row_bytes", slot * 8, Cat(*([num(0, pad)] if pad else []), *reversed(words)))
-    sh = Cat(head_off[0:clog2(bb)], num(0, 3))
-    beat = Cat(num(0, bw - slot * 8), row_bytes) << sh
-    strb = Cat(num(0, bb - slot), num((1 << slot) - 1, slot)) << head_off[0:clog2(bb)]
+    beat = Cat(num(0, bw - slot * 8), row_bytes) << Cat(off, num(0, 3))
+    strb = Cat(num(0, bb - slot), num((1 << slot) - 1, slot)) << off
     return beat, strb, num(1, 1)
 
 
-def _beat_data(c: Ctx, t: int, b: dict) -> dict:
-    """Write data: the head row's beats."""
+def _beat_data(c: Ctx, t: int, b: dict, adv) -> dict:
+    """Write data: the head row's beats into the write path (``adv``: every stage moves)."""
     m, hm, sm = c.m, c.hm, c.sm
     slot, bb = sm.slot_bytes[t], sm.bus_bytes
     nb = max(1, slot // bb)
@@ -132,9 +147,9 @@ def _beat_data(c: Ctx, t: int, b: dict) -> dict:
     ob = hm.out_bits
     values = [head[i * ob:(i + 1) * ob] for i in range(sm.lanes[t])]
     if slot >= bb:
-        d["beat"], d["strb"], d["row_last"] = _wide_beat(c, t, values, d["w_beat"], bi)
+        d["beat"], d["strb"], d["row_last"] = _wide_beat(c, t, values, d["w_beat"], bi, adv)
     else:
-        d["beat"], d["strb"], d["row_last"] = _narrow_beat(c, t, values, head_off)
+        d["beat"], d["strb"], d["row_last"] = _narrow_beat(c, t, values, head_off, adv)
     return d
 
 
@@ -146,23 +161,34 @@ def storer(c: Ctx) -> None:
     rows_last, runs_last, run_beats, size, beat, _ = burst_geometry(c, "aw", num(0, 1), 1, [t], w["st_bounds"])
     a = _address_side(c, t, runs_last, run_beats, size, beat)
     b = _bank_reads(c, t, rows_last)
-    d = _beat_data(c, t, b)
+    # the write path: a beat is taken from the head row into the first stage, moves through the
+    # PPU's lanes and leaves from the output register (AXI W driven by registers); every stage
+    # moves when the output register is free or being taken (a stall-all pipeline)
+    out_v = m.Reg("w_out_valid")
+    adv = wire(m, "w_adv", 1, ~out_v | mi["wready"])
+    d = _beat_data(c, t, b, adv)
     q, q_wr, q_rd, q_n, aw_hs = a["q"], a["q_wr"], a["q_rd"], a["q_n"], a["hs"]
     rq_wr, rq_rd, rq_n, rr_pend = b["wr"], b["rd"], b["n"], b["pend"]
     w_beat, w_in, row_last = d["w_beat"], d["w_in"], d["row_last"]
-    wvalid = m.Wire("w_valid")
-    m.Assign(wvalid((rq_n != num(0, 2)) & (q_n != num(0, 3))))
-    wlast = m.Wire("w_last")
-    m.Assign(wlast(w_in == pick(q_rd, 2, q)))
-    w_hs = m.Wire("w_hs")
-    m.Assign(w_hs(wvalid & mi["wready"]))
-    m.Assign(mo["wvalid"](wvalid))
-    m.Assign(mo["wdata"](d["beat"]))
-    m.Assign(mo["wstrb"](d["strb"]))
-    m.Assign(mo["wlast"](wlast))
+    wlast = wire(m, "w_last", 1, w_in == pick(q_rd, 2, q))
+    take = wire(m, "w_take", 1, adv & (rq_n != num(0, 2)) & (q_n != num(0, 3)))
+    v1, last1 = m.Reg("w_s1_valid"), m.Reg("w_s1_last")
+    valids = [v1, *staged(c, "w_valid", v1, 1, PPU_LANE_STAGES, adv, reset=True)]
+    last_end = staged(c, "w_last", last1, 1, PPU_LANE_STAGES, adv)[-1]
+    out_data, out_strb, out_last = m.Reg("w_out_data", c.sm.bus_bits), m.Reg("w_out_strb", c.sm.bus_bytes), \
+        m.Reg("w_out_last")
+    m.Always(Posedge(c.clk))(
+        If(c.rst)(v1(0), out_v(0))
+        .Elif(adv)(v1(take), last1(wlast), out_v(valids[-1]), out_data(d["beat"]), out_strb(d["strb"]),
+                   out_last(last_end)))
+    w_hs = wire(m, "w_hs", 1, out_v & mi["wready"])
+    m.Assign(mo["wvalid"](out_v))
+    m.Assign(mo["wdata"](out_data))
+    m.Assign(mo["wstrb"](out_strb))
+    m.Assign(mo["wlast"](out_last))
     m.Assign(mo["bready"](num(1, 1)))
     m.Assign(w["wr_beat"](w_hs))
-    pop_row = w_hs & row_last
+    pop_row = take & row_last
     bursts = m.Reg("b_pending", 16)
     b_hs = mi["bvalid"]
     done = m.Reg("st_done_r")
@@ -181,8 +207,8 @@ def storer(c: Ctx) -> None:
                 q_wr(q_wr + 1),
                 If(a["run_end"])(a["first"](1), If(a["walk_last"])(a["on"](0)))
                 .Else(a["first"](0), a["addr_r"](a["addr"] + a["pbytes"]), a["rem_r"](a["rem"] - a["piece"]))),
-            If(aw_hs & ~(w_hs & wlast))(q_n(q_n + 1)),
-            If(~aw_hs & w_hs & wlast)(q_n(q_n - 1)),
+            If(aw_hs & ~(take & wlast))(q_n(q_n + 1)),
+            If(~aw_hs & take & wlast)(q_n(q_n - 1)),
             If(aw_hs & ~(b_hs))(bursts(bursts + 1)),
             If(~aw_hs & b_hs)(bursts(bursts - 1)),
             # bank reads
@@ -191,12 +217,13 @@ def storer(c: Ctx) -> None:
                           for k in (0, 1)], rq_wr(~rq_wr)),
             If(rr_pend & ~pop_row)(rq_n(rq_n + 1)),
             If(~rr_pend & pop_row)(rq_n(rq_n - 1)),
-            # write data
-            If(w_hs)(
+            # write data (taken into the write path)
+            If(take)(
                 If(wlast)(w_in(0), q_rd(q_rd + 1)).Else(w_in(w_in + 1)),
                 If(row_last)(w_beat(0), rq_rd(~rq_rd)).Else(w_beat(w_beat + 1))),
             If(st_on & ~a["on"] & ~a["restart"] & ~b["on"] & ~b["restart"] & ~rr_pend & (rq_n == num(0, 2))
-               & (q_n == num(0, 3)) & (bursts == num(0, 16)) & ~w["st_start"])(st_on(0), done(1)),
+               & (q_n == num(0, 3)) & (bursts == num(0, 16)) & ~w["st_start"] & ~ors(valids) & ~out_v)(
+                st_on(0), done(1)),
         ))
     m.Assign(w["st_done"](done))
     m.Assign(w["err"](c.w["r_err"] | (b_hs & ((mi["bresp"] != num(0, 2)) | mi["bid"]))))

@@ -271,7 +271,9 @@ def _requant_relu(m: Module, x, width: int, mode, scale, shift):
     m.Assign(rounded(prod + half))
     ones = Int(2 ** pw - 1, pw, base=16)
     shifted = m.Wire("shifted", pw)
-    m.Assign(shifted((rounded >> shift) | Mux(rounded[pw - 1], ~(ones >> shift), Int(0, pw, base=10))))
+    # a shift of pw or more leaves 0: (v + 2^(shift-1)) >> shift with |v| < 2^(pw-1) (the half no longer fits)
+    m.Assign(shifted(Mux(shift >= Int(pw, 7, base=10), Int(0, pw, base=10),
+                         (rounded >> shift) | Mux(rounded[pw - 1], ~(ones >> shift), Int(0, pw, base=10)))))
     upper = m.Wire("upper", pw - 7)
     m.Assign(upper(shifted[7:pw]))
     q8 = m.Wire("q8", 8)
@@ -322,15 +324,18 @@ def mk_ppu_lane_pipe(width: int) -> Module:
         m.Assign(s_hi(sign_extend(scale, 16, hi_bits + 16)))
         regs1.append(hi(hi_ext * s_hi))
     x2, mode2, shift2 = m.Reg("x2", width), m.Reg("mode2", 2), m.Reg("shift2", 6)
+    gone = m.Reg("gone")  # a shift of pw or more leaves 0 (the rounding half no longer fits in pw bits)
     rounded = m.Reg("rounded", pw)
     half = m.Wire("half", pw)
     m.Assign(half((Int(1, pw, base=10) << shift1) >> Int(1, pw, base=10)))
-    total = sign_extend(lo, lo_bits + 17, pw) + half
+    # the product fits in pw bits (a width-bit times a 16-bit signed value): a wider low part is cut
+    total = (lo[0:pw] if lo_bits + 17 > pw else sign_extend(lo, lo_bits + 17, pw)) + half
     if hi_bits:
         total = total + Cat(sign_extend(hi, hi_bits + 16, pw - 16), Int(0, 16, base=10))
     ones = Int(2 ** pw - 1, pw, base=16)
     shifted = m.Wire("shifted", pw)
-    m.Assign(shifted((rounded >> shift2) | Mux(rounded[pw - 1], ~(ones >> shift2), Int(0, pw, base=10))))
+    m.Assign(shifted(Mux(gone, Int(0, pw, base=10),
+                         (rounded >> shift2) | Mux(rounded[pw - 1], ~(ones >> shift2), Int(0, pw, base=10)))))
     upper = m.Wire("upper", pw - 7)
     m.Assign(upper(shifted[7:pw]))
     fits = (upper == Int(0, pw - 7, base=10)) | (upper == Int(2 ** (pw - 7) - 1, pw - 7, base=16))
@@ -339,7 +344,7 @@ def mk_ppu_lane_pipe(width: int) -> Module:
     r = m.Wire("r", width)
     m.Assign(r(Mux(mode2[0], sign_extend(q8, 8, width), x2)))
     m.Always(Posedge(clk))(If(en)(
-        *regs1, x2(x1), mode2(mode1), shift2(shift1), rounded(total),
+        *regs1, x2(x1), mode2(mode1), shift2(shift1), gone(shift1 >= Int(pw, 7, base=10)), rounded(total),
         y(Mux(mode2[1] & r[width - 1], Int(0, width, base=10), r))))
     return m
 

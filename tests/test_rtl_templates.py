@@ -225,3 +225,34 @@ def test_multi_row_bank_matches_a_reference_memory(tmp_path, width, depth, rows)
     assert build.returncode == 0, build.stderr[-2000:]
     run = subprocess.run([str(tmp_path / "obj" / f"V{mod.name}")], capture_output=True, text=True)
     assert run.returncode == 0 and "CHECKED 20000 BAD 0" in run.stdout, run.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [16, 32, 48])
+def test_pipelined_ppu_lane_matches_the_golden_ppu_under_stalls(tmp_path, monkeypatch, width):
+    """Issue 44: the memory system's PPU lane in PPU_LANE_STAGES stages (two partial products, their
+    rounded sum, the shift and saturation), run by cocotb under Verilator with ``en`` dropping a
+    third of the cycles; every output against lego_build.sim.ppu.apply (tests/cocotb/ppu_lane.py)."""
+    cocotb_tools = pytest.importorskip("cocotb_tools.runner", reason="cocotb is a [dev] extra")
+    from pathlib import Path
+
+    from test_emit_soc import _verilator_env
+
+    from rtl_templates_free import mk_ppu_lane_pipe
+
+    _verilator_env(monkeypatch)
+    lane = mk_ppu_lane_pipe(width)
+    src = tmp_path / f"{lane.name}.v"
+    src.write_text(lane.to_verilog())
+    runner = cocotb_tools.get_runner("verilator")
+    runner.build(sources=[src], hdl_toplevel=lane.name, build_dir=tmp_path / "build", build_args=["-Wno-fatal"],
+                 log_file=tmp_path / "build.log")
+    shutil.copy(Path(__file__).parent / "cocotb" / "ppu_lane.py", tmp_path)
+    try:  # this cocotb's runner exits when a test fails: its results file says why
+        runner.test(test_module="ppu_lane", hdl_toplevel=lane.name, build_dir=tmp_path / "build",
+                    test_dir=tmp_path, extra_env={"LANE_WIDTH": str(width), "LANE_VECTORS": "400"},
+                    results_xml=str(tmp_path / "results.xml"))
+    except SystemExit:
+        pass
+    results = tmp_path / "results.xml"
+    assert results.is_file() and cocotb_tools.get_results(results) == (1, 0), results.read_text()[-3000:]

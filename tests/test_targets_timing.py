@@ -50,13 +50,15 @@ def flat(tmp_path_factory):
     (rtl / "lego_soc.v").write_text("module lego_soc" + RTL.split("module lego_soc")[1])
     (rtl / "filelist.f").write_text("lego_table_w8_d256.v\nlego_soc.v\n")
     lib = stdcell.Library.load("osu018")
-    out = tmp_path_factory.mktemp("flat")
-    stdcell._yosys(rtl, ["lego_table_w8_d256.v", "lego_soc.v"], ["lego_table_w8_d256"], lib, "lego_soc", True, out)
+    hier, out = tmp_path_factory.mktemp("hier"), tmp_path_factory.mktemp("flat")
+    stdcell._yosys(rtl, ["lego_table_w8_d256.v", "lego_soc.v"], ["lego_table_w8_d256"], lib, "lego_soc", hier)
+    stdcell._flatten(hier, out, lib, "lego_soc")
+    (out / "hier.json").write_text((hier / "netlist.json").read_text())
     return lib, out
 
 
 def _analyse(lib, flat, period):
-    hier = json.loads((flat / "netlist.json").read_text())
+    hier = json.loads((flat / "hier.json").read_text())
     return timing.analyse(flat, hier, lib, "lego_soc", period, stdcell._class)
 
 

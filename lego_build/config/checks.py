@@ -13,7 +13,8 @@ def check_positive(group: str, obj: Any, *names: str) -> None:
     for name in names:
         value = getattr(obj, name)
         if value <= 0:
-            raise ConfigError(f"{group}.{name}={value}: must be a positive integer")
+            kind = "integer" if isinstance(value, int) else "number"
+            raise ConfigError(f"{group}.{name}={value:g}: must be a positive {kind}")
 
 
 def check_finite(group: str, obj: Any, *names: str) -> None:

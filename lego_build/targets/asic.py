@@ -120,8 +120,13 @@ def timing_lines(t: dict | None) -> list[str]:
     """``report.md``: the timing (:mod:`.timing`): Fmax, the repair, the worst paths by class."""
     if not t:
         return []
-    out = ["", f"Timing (OpenSTA on the flattened netlist, `sim/asic/timing.txt`): Fmax **{t['fmax_mhz']} MHz**, "
-           f"worst slack {t['slack_ns']:+.3f} ns at {t['period_ns']:g} ns; {t['buffers']} buffers on "
+    worst = t["paths"][0]
+    verdict = (f"clock target {t['target_mhz']:g} MHz **met** (worst slack {t['slack_ns']:+.3f} ns)" if t["met"] else
+               f"clock target {t['target_mhz']:g} MHz **missed** by {-t['slack_ns']:.3f} ns: the failing path "
+               f"`{worst['from']}` ({worst['from_class']}) -> `{worst['to']}` ({worst['to_class']}), "
+               f"{worst['levels']} levels, {worst['delay_ns']:.2f} ns")
+    out = ["", f"Timing (OpenSTA on the flattened netlist, `sim/asic/timing.txt`): Fmax **{t['fmax_mhz']} MHz**; "
+           f"{verdict}; {t['buffers']} buffers on "
            f"{t['buffered_nets']} nets of more than {t['max_fanout']} loads (the worst had {t['worst_fanout']}); "
            f"wires: {t['wire_load']}.", "",
            "| from | class | to | class | levels | delay (ns) |", "|---|---|---|---|---:|---:|"]

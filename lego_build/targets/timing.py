@@ -306,6 +306,7 @@ def analyse(flat: Path, hier: dict, lib, top: str, period_ns: float, class_of) -
     (flat / "timing.txt").write_text("".join(w.pop("report") for w in worst))
     slack = worst[0]["slack_ns"]
     return {"fmax_mhz": round(1000.0 / (period_ns - slack), 2), "slack_ns": slack, "period_ns": period_ns,
+            "target_mhz": round(1000.0 / period_ns, 3), "met": slack >= 0,
             "paths": worst, "buffers": info["buffers"], "buffered_nets": info["buffered_nets"],
             "worst_fanout": info["worst_fanout"], "wire_load": f"fan-out n: {2:g} x sqrt((n + 1) x {mean:.1f} um2 / "
             f"{DENSITY}) of metal 2", "max_fanout": MAX_FANOUT}

@@ -12,18 +12,22 @@ from lego_build.ir.host import clog2
 
 def walker(m: Module, clk, name: str, lasts: list, cw: int, streams: list, start, step):
     """Nested loops with per-level last indices ``lasts`` (outer to inner) and affine address
-    ``streams`` (``(width, base, strides)``): ``start`` loads the bases, ``step`` advances one
-    point. Returns (counters, addresses, all-last)."""
+    ``streams`` (``(width, base, strides)``): ``start`` loads the bases, and the last indices
+    and strides into registers the walk then reads (issue 44: the tile's bounds and the
+    tensor's strides are worked out from the configuration before the walk, not on every
+    step's path); ``step`` advances one point. ``lasts`` and the strides must hold their
+    values in the cycle of ``start``. Returns (counters, addresses, all-last)."""
     lv = len(lasts)
     cnt = [m.Reg(f"{name}_t{l}", cw) for l in range(lv)]
+    last_r = [m.Reg(f"{name}_last{l}", cw) for l in range(lv)]
     wrap = [m.Wire(f"{name}_wrap{l}") for l in range(lv)]
     for l in range(lv):
-        m.Assign(wrap[l](cnt[l] == lasts[l]))
+        m.Assign(wrap[l](cnt[l] == last_r[l]))
 
     def all_wrap(levels):
         return ands([wrap[l] for l in levels])
 
-    on_start = [c(num(0, cw)) for c in cnt]
+    on_start = [c(num(0, cw)) for c in cnt] + [r(x) for r, x in zip(last_r, lasts)]
     on_step = []
     for l in range(lv):
         bump = cnt[l](Mux(wrap[l], num(0, cw), cnt[l] + num(1, cw)))
@@ -31,12 +35,13 @@ def walker(m: Module, clk, name: str, lasts: list, cw: int, streams: list, start
     addrs = []
     for s, (width, base0, strides) in enumerate(streams):
         bases = [m.Reg(f"{name}_b{s}_{l}", width) for l in range(lv)]
-        bsel, ssel = bases[0], strides[0]
+        stride_r = [m.Reg(f"{name}_s{s}_{l}", width) for l in range(lv)]
+        bsel, ssel = bases[0], stride_r[0]
         for l in range(1, lv):
-            bsel, ssel = Mux(wrap[l], bsel, bases[l]), Mux(wrap[l], ssel, strides[l])
+            bsel, ssel = Mux(wrap[l], bsel, bases[l]), Mux(wrap[l], ssel, stride_r[l])
         nxt = m.Wire(f"{name}_next{s}", width)
         m.Assign(nxt(bsel + ssel))
-        on_start += [b(base0) for b in bases]
+        on_start += [b(base0) for b in bases] + [r(x) for r, x in zip(stride_r, strides)]
         on_step += [bases[l](nxt) if l == lv - 1 else If(all_wrap(range(l + 1, lv)))(bases[l](nxt))
                     for l in range(lv)]
         addrs.append(bases[-1])

@@ -7,14 +7,22 @@ dependency DB, ``out/latest``) so "untouched" is checked against real content; t
 cases whose error a stage finds after earlier stages wrote (no tile fits a buffer,
 an exhaustive mapspace too large) check the journal's rollback
 (:mod:`lego_build.runtime.journal`). The runs go two at a time.
+
+Each run is a process of its own, forked from a Python that has imported ``doit`` and
+``lego_build`` once (:data:`FORK_SERVER`) and then running ``python -m doit`` as the
+interpreter would (``runpy``: its argv, working directory, environment, stdout and
+stderr, exit status and an uncaught exception's traceback); the catalogue spent most of
+its minute starting Python and importing the same modules 90 times.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -252,21 +260,69 @@ def _prepare(root: Path, case: Bad) -> Path:
     return project
 
 
-def _run(root: Path, case: Bad) -> dict:
+#: the modules every run imports (doit, lego_build's flow, Hydra; dodo.py and Hydra's plugins are each
+#: child's own); then one request per line on stdin (JSON: cwd, argv, env, stdout and stderr
+#: files): a forked child runs ``python -m doit`` and the server answers the child's exit status
+FORK_SERVER = r"""
+import json, os, runpy, sys
+import doit.doit_cmd, lego_build.flow.tasks, lego_build.flow.budget, lego_build.flow.doitdb
+import hydra._internal.hydra, hydra.compose, hydra.initialize, hydra.core.override_parser.overrides_parser
+for line in sys.stdin:
+    req = json.loads(line)
+    sys.stdout.flush(); sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.chdir(req["cwd"])
+        os.environ.clear(); os.environ.update(req["env"])
+        for fd, name in ((0, os.devnull), (1, req["stdout"]), (2, req["stderr"])):
+            os.dup2(os.open(name, os.O_RDWR | os.O_CREAT | os.O_TRUNC if fd else os.O_RDONLY), fd)
+        sys.argv = ["doit", *req["argv"]]
+        runpy.run_module("doit", run_name="__main__", alter_sys=True)  # exits as `python -m doit` does
+        sys.exit(0)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+"""
+
+
+class _Runner(threading.local):
+    """A fork server per thread of the pool (each serves its thread's runs in turn)."""
+
+    def run(self, argv: list[str], cwd: Path, env: dict) -> subprocess.CompletedProcess:
+        if not hasattr(self, "server"):
+            self.server = subprocess.Popen([sys.executable, "-c", FORK_SERVER], stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, text=True)
+            _SERVERS.append(self.server)
+        out, err = cwd.parent / f"{cwd.name}.stdout", cwd.parent / f"{cwd.name}.stderr"
+        request = {"cwd": str(cwd), "argv": argv, "env": env, "stdout": str(out), "stderr": str(err)}
+        self.server.stdin.write(json.dumps(request) + "\n")
+        self.server.stdin.flush()
+        code = int(self.server.stdout.readline())
+        return subprocess.CompletedProcess(["python", "-m", "doit", *argv], code, out.read_text(), err.read_text())
+
+
+_SERVERS: list[subprocess.Popen] = []
+
+
+def _run(root: Path, case: Bad, runner: _Runner) -> dict:
     project = _prepare(root, case)
     before = snapshot(project / "out")
     env = {**os.environ, **dict(case.env)}
-    proc = subprocess.run([sys.executable, "-m", "doit", "-f", str(project / "dodo.py"), *case.args],
-                          cwd=project, capture_output=True, text=True, timeout=600, env=env)
+    proc = runner.run(["-f", str(project / "dodo.py"), *case.args], project, env)
     return {"proc": proc, "same": snapshot(project / "out") == before}
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> dict[str, dict]:
     root = tmp_path_factory.mktemp("bad")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {case.id: pool.submit(_run, root, case) for case in CATALOGUE}
-    return {cid: f.result() for cid, f in futures.items()}
+    runner = _Runner()
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = {case.id: pool.submit(_run, root, case, runner) for case in CATALOGUE}
+        return {cid: f.result(timeout=600) for cid, f in futures.items()}
+    finally:
+        for server in _SERVERS:
+            server.stdin.close()
+            server.wait(timeout=60)
+        _SERVERS.clear()
 
 
 def test_catalogue_is_large_and_unique():

@@ -272,8 +272,8 @@ def _requant_relu(m: Module, x, width: int, mode, scale, shift):
     ones = Int(2 ** pw - 1, pw, base=16)
     shifted = m.Wire("shifted", pw)
     # a shift of pw or more leaves 0: (v + 2^(shift-1)) >> shift with |v| < 2^(pw-1) (the half no longer fits)
-    m.Assign(shifted(Mux(shift >= Int(pw, 7, base=10), Int(0, pw, base=10),
-                         (rounded >> shift) | Mux(rounded[pw - 1], ~(ones >> shift), Int(0, pw, base=10)))))
+    kept = (rounded >> shift) | Mux(rounded[pw - 1], ~(ones >> shift), Int(0, pw, base=10))
+    m.Assign(shifted(Mux(shift >= Int(pw, 6, base=10), Int(0, pw, base=10), kept) if pw < 64 else kept))
     upper = m.Wire("upper", pw - 7)
     m.Assign(upper(shifted[7:pw]))
     q8 = m.Wire("q8", 8)
@@ -343,8 +343,9 @@ def mk_ppu_lane_pipe(width: int) -> Module:
     m.Assign(q8(Mux(fits, shifted[0:8], Mux(shifted[pw - 1], Int(0x80, 8, base=16), Int(0x7F, 8, base=16)))))
     r = m.Wire("r", width)
     m.Assign(r(Mux(mode2[0], sign_extend(q8, 8, width), x2)))
+    big = shift1 >= Int(pw, 6, base=10) if pw < 64 else Int(0, 1, base=10)
     m.Always(Posedge(clk))(If(en)(
-        *regs1, x2(x1), mode2(mode1), shift2(shift1), gone(shift1 >= Int(pw, 7, base=10)), rounded(total),
+        *regs1, x2(x1), mode2(mode1), shift2(shift1), gone(big), rounded(total),
         y(Mux(mode2[1] & r[width - 1], Int(0, width, base=10), r))))
     return m
 

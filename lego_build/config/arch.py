@@ -9,7 +9,7 @@ from typing import Dict, List, Optional
 
 from omegaconf import MISSING
 
-from lego_build.config.checks import check_choice, check_finite, check_positive
+from lego_build.config.checks import MAX_MHZ, check_choice, check_finite, check_positive
 from lego_build.errors import ConfigError
 from lego_build.ir.families import FAMILIES
 from lego_build.ir.mapping import TILINGS
@@ -268,7 +268,7 @@ class ArchConf:
     tiling: str = "search"  # "search": the mapper searches; "gemmini": Gemmini's own tiling rule (mapping.gemmini)
     broadcast: str = "ports"  # a shared word in a merged design: read at every port, or forwarded over links
     max_fus: int = 4096
-    clock_mhz: float = 500.0
+    clock_mhz: float = 500.0  # the design's clock target: GOP/s, and what the asic flow's timing checks
     memsys: MemsysConf = field(default_factory=MemsysConf)  # bus width, DRAM bandwidth and latency
     energy: EnergyConf = field(default_factory=EnergyConf)
     memory: List[MemLevelConf] = field(default_factory=list)  # cost-model levels; empty: the generated array's own
@@ -284,8 +284,9 @@ class ArchConf:
         _check_memory(self.memory)
         check_positive("arch", self, "rows", "cols", "operand_bits", "acc_bits", "d_s", "buffer_depth", "max_fus")
         check_finite("arch", self, "onchip_kb", "clock_mhz")
-        if self.clock_mhz <= 0:
-            raise ConfigError(f"arch.clock_mhz={self.clock_mhz}: must be > 0 (the array's clock in MHz, e.g. 500)")
+        if not 0 < self.clock_mhz <= MAX_MHZ:
+            raise ConfigError(f"arch.clock_mhz={self.clock_mhz:g}: must be in (0, {MAX_MHZ:g}] (the design's clock "
+                              "target in MHz, e.g. 500)")
         if self.d_t < 0:
             raise ConfigError(f"arch.d_t={self.d_t}: must be >= 0 (0: no FIFOs between FUs)")
         check_choice("arch", "overflow", self.overflow, OVERFLOW)

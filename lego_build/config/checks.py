@@ -8,6 +8,8 @@ from typing import Any
 
 from lego_build.errors import ConfigError
 
+MAX_MHZ = 20_000.0  # a clock above this is a unit mistake (Hz, kHz), not a design goal
+
 
 def check_positive(group: str, obj: Any, *names: str) -> None:
     for name in names:

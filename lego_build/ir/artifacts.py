@@ -110,7 +110,7 @@ class Summary:
     utilization: float  # MACs / (cycles x FUs)
     ops_per_cycle: float  # 2 x MACs / cycles
     gops: float | None  # ops_per_cycle at clock_mhz
-    clock_mhz: float | None  # arch.clock_mhz
+    clock_mhz: float | None  # the clock of gops: arch.clock_mhz, or the asic flow's Fmax where that is lower
     mapper_cycles: int  # the mapper's per-tile roofline (no tile loads and stores): what it ranks mappings by
     mapper_utilization: float  # MACs / (mapper_cycles x FUs)
     mapper_gap: float | None  # cycles / mapper_cycles
@@ -130,6 +130,7 @@ class Summary:
     # the target's products' headline figures (each product's ``summary``), e.g. cells, flip_flops and
     # transistors (target=yosys), area_mm2, fmax_mhz and power_mw (target=asic)
     figures: dict = field(default_factory=dict)
+    clock_source: str = "arch.clock_mhz"  # where clock_mhz comes from (issue 44: the measured clock, when one is)
 
 
 @dataclass(frozen=True)
@@ -157,5 +158,5 @@ ARTIFACTS: dict[str, ArtifactType] = {
     "rtl/soc_interface.json": ArtifactType(SocMap, 1),
     "rtl/manifest.json": ArtifactType(RtlManifest, 1),
     "sim/result.json": ArtifactType(SimResult, 2),
-    "summary.json": ArtifactType(Summary, 4),
+    "summary.json": ArtifactType(Summary, 5),
 }

@@ -85,6 +85,17 @@ def names(cfg, design: str) -> dict:
             "optimizer": cfg.optimizer.name, "target": cfg.target.name}
 
 
+def achieved_clock(target_mhz: float, sim: dict) -> tuple[float, str]:
+    """The clock the throughput is stated at (issue 44): ``arch.clock_mhz``, the design's clock
+    target, unless the asic flow measured a lower Fmax, which is then the clock; and its source."""
+    fmax = ((sim.get("products") or {}).get("asic") or {}).get("fmax_mhz")
+    if fmax is None:
+        return target_mhz, "arch.clock_mhz"
+    if fmax < target_mhz:
+        return fmax, f"the asic flow's Fmax; arch.clock_mhz={target_mhz:g} not met"
+    return target_mhz, f"arch.clock_mhz, met in the asic flow (Fmax {fmax:g} MHz)"
+
+
 def summarize(cfg, doc: dict, design_dir: Path | None = None, design: str | None = None) -> dict:
     """The key figures. The headline cycles, utilization and throughput come from each layer's best
     evidence (:mod:`lego_build.report.evidence`); energy is the cost model's. Every figure covers
@@ -97,7 +108,8 @@ def summarize(cfg, doc: dict, design_dir: Path | None = None, design: str | None
     sim = doc.get("sim") or {}
     adg = doc["adg"]
     macs, macs_mapped = doc["analysis"]["totals"]["macs"], totals["macs"]
-    head = evidence.headline(doc["mapping"], sim, prod(adg["shape"]), cfg.arch.clock_mhz)
+    clock, clock_source = achieved_clock(cfg.arch.clock_mhz, sim)
+    head = evidence.headline(doc["mapping"], sim, prod(adg["shape"]), clock)
     return {
         **names(cfg, design or design_id(cfg)),
         "array": list(adg["shape"]),
@@ -118,6 +130,7 @@ def summarize(cfg, doc: dict, design_dir: Path | None = None, design: str | None
         "cycles_end_to_end": head["cycles"] + totals.get("ppu", {}).get("cycles", 0),
         "energy_end_to_end_pj": totals.get("end_to_end_energy_pj", totals["energy_pj"]),
         "register_bits": final.get("register_bits"),
+        "clock_source": clock_source,
         "pipeline_latency": final.get("latency"),
         "accumulator": {"bits": adg["acc_bits"], "overflow": "wrap" if adg.get("acc_wraps") else "error",
                         "wrapping_layers": wrapping_layers(design_dir, adg) if design_dir else []},

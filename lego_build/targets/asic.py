@@ -48,7 +48,7 @@ def physical(cfg, design_dir: Path, activity: dict | None = None, runs: list[dic
     with tempfile.TemporaryDirectory(prefix="lego_build-asic-") as tmp:
         out = stdcell.implement(design_dir / "rtl", buffers, cfg.target.library, cfg.target.asic_mhz,
                              cfg.target.activity, Path(tmp), activity, cfg.target.node_nm,
-                             ASIC_TOPS[cfg.target.asic_top], design_dir / "sim" / "asic")
+                             ASIC_TOPS[cfg.target.asic_top], design_dir / "sim" / "asic", cfg.arch.clock_mhz)
     print(f"simulate: asic ({out['library']}, {out['node_nm']:g} nm): {out['area_mm2']} mm2 with SRAM, "
           f"Fmax {out['fmax_mhz']} MHz, {out['power_total_mw']} mW at {out['power_mhz']:g} MHz "
           f"(toggle rates: {out['activity_source']})")
@@ -74,8 +74,9 @@ def asic_lines(a: dict) -> list[str]:
            f"* {'the array alone' if a.get('top') == 'lego_top' else 'the array and its memory system'}: "
            f"area **{a['area_mm2']} mm²** (SRAM banks included), Fmax **{a['fmax_mhz']} MHz** (worst path "
            f"{a['critical_path'][0]} -> {a['critical_path'][1]}), power **{a['power_total_mw']} mW** at "
-           f"{a['power_mhz']:g} MHz; toggle rates {a['activity_source']}; the banks read and written every "
-           "cycle", "",
+           f"{a['power_mhz']:g} MHz ({a['power_at_achieved_mw']} mW at the achieved {a['achieved_mhz']:g} MHz, "
+           f"{a['leakage_mw']} mW of it leakage); toggle rates {a['activity_source']}; the banks read and written "
+           "every cycle", "",
            "| class | area (µm²) | share | power (mW) |", "|---|---:|---:|---:|"]
     for c, v in sorted(a["area_um2"].items(), key=lambda kv: -kv[1]):
         out.append(f"| {c} | {v:,} | {v / total:.1%} | {a['power_mw'].get(c, 0.0):,.3f} |")

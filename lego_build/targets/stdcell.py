@@ -58,12 +58,12 @@ STA = Tool("sta (OpenSTA)", "LEGO_STA", ("sta",), INSTALL)
 # Yosys's ABC script for a liberty library less ``&fraig -x`` (which does not finish on these
 # designs), with ABC's fan-out buffering and gate sizing after mapping
 ABC_SCRIPT = "strash\ndc2\nstrash\ndch -f\nmap\ntopo\nbuffer -p\nupsize\ndnsize\nstime -p\n"
-# module name prefix -> area and power class (the array's own cells are split by kind)
-CLASSES = (("lego_mul", "FUs"), ("lego_acc", "FUs"), ("lego_mac", "FUs"), ("lego_add", "FUs"),
-           ("lego_bitfusion", "FUs"), ("lego_ctrl", "controller"), ("lego_ppu", "PPU"), ("lego_fifo", "FIFOs"),
-           ("lego_soc", "memory system (DMA, sequencer, AXI)"))
 REGISTERS, INTERCONNECT, SRAM = "array registers", "array muxes and interconnect", "SRAM banks"
 TABLES = "lookup tables"  # the PPU's activation tables (rtl_templates_free.mk_table), macros
+# module name prefix -> area, power and timing class (the array's own cells are split by kind)
+CLASSES = (("lego_mul", "FUs"), ("lego_acc", "FUs"), ("lego_mac", "FUs"), ("lego_add", "FUs"),
+           ("lego_bitfusion", "FUs"), ("lego_ctrl", "controller"), ("lego_ppu", "PPU"), ("lego_fifo", "FIFOs"),
+           ("lego_soc", "memory system (DMA, sequencer, AXI)"), ("lego_bank", SRAM), ("lego_table", TABLES))
 PROBES = (0.1, 0.2)  # the toggle rates OpenSTA prices every module at (power is linear in between)
 
 
@@ -283,7 +283,7 @@ def _modules(netlist: dict, lib: Library, banks: list[str]) -> dict:
     for name, mod in netlist["modules"].items():
         if name in banks:
             continue
-        own = ff = 0.0
+        own = ff = leak = 0.0
         nff = 0
         subs: dict = {}
         macros: dict = {}
@@ -298,6 +298,7 @@ def _modules(netlist: dict, lib: Library, banks: list[str]) -> dict:
             t = cell["type"]
             if t in lib.area:
                 own += lib.area[t]
+                leak += lib.leakage_nw.get(t, 0.0)
                 ff += lib.area[t] if t in lib.flops else 0.0
                 nff += t in lib.flops
                 if t in lib.flops:
@@ -309,8 +310,8 @@ def _modules(netlist: dict, lib: Library, banks: list[str]) -> dict:
         q_bits = {next(iter(c["connections"].get("Q", [None])), None) for c in mod["cells"].values()
                   if c["type"] in lib.flops}
         nets = [tuple(names[b]) for b in sorted(names, key=str) if b not in q_bits and isinstance(b, int)]
-        mods[name] = {"area": own, "ff": ff, "flops": nff, "subs": subs, "macros": macros, "q_nets": q_nets,
-                      "nets": nets}
+        mods[name] = {"area": own, "leak_nw": leak, "ff": ff, "flops": nff, "subs": subs, "macros": macros,
+                      "q_nets": q_nets, "nets": nets}
     return mods
 
 
@@ -390,7 +391,7 @@ def _source(measured: list[str], modules: dict, activity: float) -> str:
 
 def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str, mhz: float, activity: float,
               work: Path, measured: dict | None = None, node_nm: float = 0.0, top: str = "lego_soc",
-              keep: Path | None = None) -> dict:
+              keep: Path | None = None, clock_mhz: float | None = None) -> dict:
     """Area, Fmax and power of ``rtl`` (its module ``top``: ``lego_soc``, or the array alone,
     ``lego_top``); ``buffers`` are ``(width, depth, count,
     sub_banks)`` of the SRAM macros: ``count`` macros of ``width x depth`` in all (both
@@ -402,7 +403,9 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     (:func:`_named_rate`), per instance and cycle; the modules the runs
     do not cover at ``activity``. Power gating (seed 004 §5.5) shows in the first: a gated
     delay register holds its value. ``keep``: a directory for the reports (``timing.txt``, the
-    worst paths; ``synthesis.txt``, Yosys's cell statistics per module)."""
+    worst paths; ``synthesis.txt``, Yosys's cell statistics per module). ``clock_mhz``: the
+    clock target STA checks (default ``mhz``); the power is priced at ``mhz`` and, apart, at the
+    achieved clock (the target, or Fmax if lower): leakage stays, the rest scales with the clock."""
     lib = Library.load(library, node_nm)
     files, banks = rtl_sources(rtl)
     hier, flat = work / "hier", work / "flat"
@@ -418,7 +421,7 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     period = 1000.0 / mhz
     print("simulate: asic: static timing and power (OpenSTA) ...", flush=True)
     hier_json = json.loads((hier / "netlist.json").read_text())
-    timed = timing.analyse(flat, hier_json, lib, top, period, _class)
+    timed = timing.analyse(flat, hier_json, lib, top, 1000.0 / (clock_mhz or mhz), _class)
     rates = {m: activity for m in counts}
     reg_rates = dict(rates)
     measured_mods = []
@@ -486,6 +489,10 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     gating = _clock_gating(measured, counts, mods, own)
     logic = {k: round(v) for k, v in sorted(area.items())}
     total_mm2, total_mw = sum(area.values()) / 1e6, sum(watts.values()) * 1e3
+    leak_mw = 1e-6 * (sum(n * mods[m]["leak_nw"] for m, n in counts.items())
+                      + sum(k * s["leakage_nw"] for _, _, k, _, s in macros)
+                      + sum(t["count"] * t["leakage_nw"] for t in tables))
+    achieved = min(clock_mhz or mhz, fmax)
     return {
         "library": lib.path.name, "node_nm": lib.node_nm, "vdd": lib.vdd,
         "area_um2": logic, "area_mm2": round(sum(area.values()) / 1e6, 4), "yosys_logic_um2": round(yosys_area),
@@ -496,7 +503,9 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
         "top": top, "toggle_rates": {m: round(r, 5) for m, r in sorted(rates.items())},
         "register_toggle_rates": {m: round(reg_rates[m], 5) for m in sorted(measured_mods) if reg_rates[m] != rates[m]},
         "power_mw": {k: round(v * 1e3, 3) for k, v in sorted(watts.items())},
-        "power_total_mw": round(sum(watts.values()) * 1e3, 3),
+        "power_total_mw": round(sum(watts.values()) * 1e3, 3), "leakage_mw": round(leak_mw, 3),
+        "achieved_mhz": round(achieved, 2),
+        "power_at_achieved_mw": round(leak_mw + (total_mw - leak_mw) * achieved / mhz, 3),
         **({"clock_gating": gating} if gating else {}),
         "scaled": [scaled(total_mm2, fmax, total_mw, lib, n, v) for n, v in SCALE_TO if n < lib.node_nm],
         "sram": [{"width": w, "depth": d, "count": k, "sub_banks": ways, **{x: round(y, 4) for x, y in s.items()}}

@@ -262,14 +262,14 @@ def paths(text: str, classify, registers: dict[str, str]) -> list[dict]:
 
 
 def instance_classes(hier: dict, top: str, class_of) -> dict[str, str]:
-    """Per hierarchical instance path of the hierarchical netlist (``u_array.u_fu_0_0``) its module
-    class (``class_of(module)``); the top itself under ``""``."""
+    """Per hierarchical instance path of the hierarchical netlist (``u_array.u_fu_0_0``, or a
+    macro's ``u_array.u_bank_Y_0_h0``) its module class (``class_of(module)``); the top itself
+    under ``""``."""
     out = {"": class_of(top)}
 
     def walk(mod: str, prefix: str) -> None:
         for cname, cell in hier["modules"][mod]["cells"].items():
-            if cell["type"] in hier["modules"] and not cell["type"].startswith("$") and \
-                    hier["modules"][cell["type"]]["cells"]:
+            if cell["type"] in hier["modules"]:  # a module of the design, or a memory macro
                 path = f"{prefix}{cname}"
                 out[path] = class_of(cell["type"])
                 walk(cell["type"], path + ".")

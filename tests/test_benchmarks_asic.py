@@ -14,4 +14,6 @@ def test_quick_run_records_area_power_and_scaling(tmp_path):
     assert asic.main(["--quick", "--out", str(tmp_path / "r.json")]) == 0
     doc = json.loads((tmp_path / "r.json").read_text())
     (row,) = doc["figures"]["tables"][0]["rows"]
-    assert row[0] == "array-2x2" and row[1] > 0 and row[5] < row[1] and doc["paper"]["lego_mnicoc mm²"] == 1.76
+    assert row[0] == "array-2x2" and row[1] > 0 and row[9] < row[1] and doc["paper"]["lego_mnicoc mm²"] == 1.76
+    assert row[2] != 100.0 and row[3] == 100.0  # Fmax no longer reads the probe clock (clamped before issue 44)
+    assert doc["figures"]["paths"]["array-2x2"][0]["delay_ns"] > 0

@@ -59,7 +59,7 @@ def flat(tmp_path_factory):
 
 def _analyse(lib, flat, period):
     hier = json.loads((flat / "hier.json").read_text())
-    return timing.analyse(flat, hier, lib, "lego_soc", period, stdcell._class)
+    return timing.analyse(stdcell.STA.path(), flat, hier, lib, "lego_soc", period, stdcell._class)
 
 
 def test_high_fanout_nets_get_buffer_trees_that_fit_the_library(flat):

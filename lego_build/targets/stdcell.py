@@ -421,7 +421,7 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     period = 1000.0 / mhz
     print("simulate: asic: static timing and power (OpenSTA) ...", flush=True)
     hier_json = json.loads((hier / "netlist.json").read_text())
-    timed = timing.analyse(flat, hier_json, lib, top, 1000.0 / (clock_mhz or mhz), _class)
+    timed = timing.analyse(STA.path(), flat, hier_json, lib, top, 1000.0 / (clock_mhz or mhz), _class)
     rates = {m: activity for m in counts}
     reg_rates = dict(rates)
     measured_mods = []

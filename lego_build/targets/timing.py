@@ -11,8 +11,8 @@ model, the memory macros in the timing graph, and the slack read unclamped.
 * **Wire load** (:func:`wire_load`): a net of fan-out ``n`` is a wire of the half perimeter of a
   square that holds its ``n + 1`` cells at 70 % density (cells of the library's mean area),
   at metal-2's capacitance and resistance per µm from the library's LEF. An estimate
-  (a router's Steiner tree is longer for large nets, and placement is not compact): the
-  post-route step checks it.
+  (a router's Steiner tree is longer for large nets, and placement is not compact), not yet
+  checked against a placed and routed netlist.
 * **Macros** (:func:`macro_liberty`): the buffer banks (a registered read: clock to data
   after the access time) and the lookup tables (an asynchronous read: address to data) are
   Liberty cells with setup on their inputs, so paths into and out of them are timed.
@@ -215,10 +215,10 @@ def macro_liberty(macros: dict, node_nm: float, mean_cell_um2: float) -> str:
     return "\n".join(out) + "\n"
 
 
-def sta(netlist_v: Path, lib_path: Path, macros_lib: Path, top: str, period_ns: float, report: Path) -> str:
-    """OpenSTA on the repaired netlist with the wire-load model; the text of its worst paths
-    (also written to ``report``)."""
-    from lego_build.targets.stdcell import STA  # the flow's tool record
+def sta(sta_bin: str, netlist_v: Path, lib_path: Path, macros_lib: Path, top: str, period_ns: float,
+        report: Path) -> str:
+    """OpenSTA (``sta_bin``) on the repaired netlist with the wire-load model; the text of its
+    worst paths (also written to ``report``)."""
     script = report.with_suffix(".tcl")
     script.write_text("\n".join([
         f"read_liberty {lib_path}", f"read_liberty {macros_lib}", f"read_verilog {netlist_v}", f"link_design {top}",
@@ -228,7 +228,7 @@ def sta(netlist_v: Path, lib_path: Path, macros_lib: Path, top: str, period_ns: 
         "set_output_delay 0 -clock clk [all_outputs]",
         f"report_checks -path_delay max -group_count {SEARCHED} -endpoint_count 1 -unique_paths_to_endpoint "
         "-fields {fanout cap slew nets} -digits 3"]) + "\n")
-    proc = subprocess.run([STA.path(), "-exit", str(script)], capture_output=True, text=True)
+    proc = subprocess.run([sta_bin, "-exit", str(script)], capture_output=True, text=True)
     text = proc.stdout + proc.stderr
     report.write_text(text)
     if "slack (" not in text:
@@ -289,8 +289,8 @@ def classifier(instances: dict[str, str]):
     return classify
 
 
-def analyse(flat: Path, hier: dict, lib, top: str, period_ns: float, class_of) -> dict:
-    """The timing of ``top`` from its flattened synthesis in ``flat`` (``netlist.json``): the netlist
+def analyse(sta_bin: str, flat: Path, hier: dict, lib, top: str, period_ns: float, class_of) -> dict:
+    """The timing of ``top`` from its flattened netlist in ``flat`` (``netlist.json``): the netlist
     repaired (``repaired.v``), the macros' Liberty (``macros.lib``), OpenSTA (``timing.txt``: the
     kept paths' reports); Fmax, the worst slack at ``period_ns``, the worst paths by class
     (:func:`paths`, classes from the hierarchical netlist ``hier``) and what the repair did."""
@@ -301,7 +301,7 @@ def analyse(flat: Path, hier: dict, lib, top: str, period_ns: float, class_of) -
     mean = sum(lib.area[c] for c in cells) / max(1, len(cells))
     (flat / "macros.lib").write_text(macro_liberty({k: m["ports"] for k, m in netlist["modules"].items() if k != top},
                                                    lib.node_nm, mean))
-    text = sta(flat / "repaired.v", lib.path, flat / "macros.lib", top, period_ns, flat / "timing.txt")
+    text = sta(sta_bin, flat / "repaired.v", lib.path, flat / "macros.lib", top, period_ns, flat / "timing.txt")
     worst = paths(text, classifier(instance_classes(hier, top, class_of)), info["registers"])
     (flat / "timing.txt").write_text("".join(w.pop("report") for w in worst))
     slack = worst[0]["slack_ns"]

@@ -308,12 +308,13 @@ def mk_ppu_lane_pipe(width: int) -> Module:
     lo_bits = min(16, width)
     hi_bits = width - lo_bits
     x1, mode1, shift1 = m.Reg("x1", width), m.Reg("mode1", 2), m.Reg("shift1", 6)
-    lo = m.Reg("lo", lo_bits + 17)  # unsigned low part times the signed scale
-    lo_ext = m.Wire("lo_ext", lo_bits + 17)
-    s_lo = m.Wire("s_lo", lo_bits + 17)
+    lo_w = min(lo_bits + 17, pw)  # the low part times the scale: a narrow x's whole product fits in pw bits
+    lo = m.Reg("lo", lo_w)
+    lo_ext = m.Wire("lo_ext", lo_w)
+    s_lo = m.Wire("s_lo", lo_w)
     # the low part is unsigned when high bits follow it, else it is the whole (signed) x
-    m.Assign(lo_ext(Cat(Int(0, 17, base=10), x[0:lo_bits]) if hi_bits else sign_extend(x, width, lo_bits + 17)))
-    m.Assign(s_lo(sign_extend(scale, 16, lo_bits + 17)))
+    m.Assign(lo_ext(Cat(Int(0, lo_w - lo_bits, base=10), x[0:lo_bits]) if hi_bits else sign_extend(x, width, lo_w)))
+    m.Assign(s_lo(sign_extend(scale, 16, lo_w)))
     regs1 = [x1(x), mode1(mode), shift1(shift), lo(lo_ext * s_lo)]
     if hi_bits:
         hi = m.Reg("hi", hi_bits + 16)
@@ -328,8 +329,7 @@ def mk_ppu_lane_pipe(width: int) -> Module:
     rounded = m.Reg("rounded", pw)
     half = m.Wire("half", pw)
     m.Assign(half((Int(1, pw, base=10) << shift1) >> Int(1, pw, base=10)))
-    # the product fits in pw bits (a width-bit times a 16-bit signed value): a wider low part is cut
-    total = (lo[0:pw] if lo_bits + 17 > pw else sign_extend(lo, lo_bits + 17, pw)) + half
+    total = sign_extend(lo, lo_w, pw) + half
     if hi_bits:
         total = total + Cat(sign_extend(hi, hi_bits + 16, pw - 16), Int(0, 16, base=10))
     ones = Int(2 ** pw - 1, pw, base=16)

@@ -58,7 +58,7 @@ def test_preset_resources_in_rtl(emitted, preset):
     if split:
         assert {t: bits / 8192 for t, bits in per_tensor.items()} == split
     assert re.search(r"output \[(\d+)-1:0\] m_axi_wdata", soc).group(1) == str(axi)
-    assert len(re.findall(r"\blego_ppu_lane_w\d+\s+\w+\s*\(", soc)) == lanes
+    assert len(re.findall(r"\blego_ppu_lane_w\d+_p\d+\s+\w+\s*\(", soc)) == lanes
     assert cfg.arch.memsys.dram_bytes_per_cycle == dram
     assert tuple(d.name for d in read_artifact(tmp_path, "adg.json").dataflows) == dataflows
     # the banks of the optimized DAG hold the documented capacity too, both ping-pong halves

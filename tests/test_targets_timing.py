@@ -52,7 +52,7 @@ def flat(tmp_path_factory):
     lib = stdcell.Library.load("osu018")
     hier, out = tmp_path_factory.mktemp("hier"), tmp_path_factory.mktemp("flat")
     stdcell._yosys(rtl, ["lego_table_w8_d256.v", "lego_soc.v"], ["lego_table_w8_d256"], lib, "lego_soc", hier)
-    stdcell._flatten(hier, out, lib, "lego_soc")
+    (out / "netlist.json").write_text((hier / "flat.json").read_text())
     (out / "hier.json").write_text((hier / "netlist.json").read_text())
     return lib, out
 

@@ -8,7 +8,7 @@ ABC, OpenSTA, the OSU cell libraries), on ``lego_soc`` (the array and its memory
   split into flip-flops (pipeline and delay registers) and the rest (operand multiplexers
   and interconnect). ABC runs without Yosys's default ``&fraig -x`` step, which does not
   finish on these designs (:data:`ABC_SCRIPT`).
-* **Clock** from OpenSTA on the same netlist flattened after mapping (:func:`_flatten`), as
+* **Clock** from OpenSTA on the same netlist flattened after mapping (:func:`_yosys`), as
   :mod:`.timing` runs it: high-fan-out nets repaired with buffer trees (across the module
   boundaries too), a wire-load model, the memory macros in the timing graph (their access
   times), the slack unclamped: ``Fmax = 1 / (period - worst slack)``, with the worst paths by
@@ -158,7 +158,7 @@ def sram_macro(width: int, depth: int, lib: Library) -> dict:
 
 
 #: what a synthesis leaves in its directory for the steps after it
-NETLIST_FILES = ("stat.txt", "netlist.v", "netlist.json")
+NETLIST_FILES = ("stat.txt", "netlist.v", "netlist.json", "flat.json")
 
 
 def _yosys(rtl: Path, files: list[str], banks: list[str], lib: Library, top: str, out: Path) -> None:
@@ -179,7 +179,12 @@ def _yosys(rtl: Path, files: list[str], banks: list[str], lib: Library, top: str
             f"dfflibmap -liberty {lib.path}", f"abc -liberty {lib.path} -script {dst}/abc.script",
             "opt_clean -purge", "setundef -zero", "splitnets -ports", "opt_clean",
             f"tee -q -o {dst}/stat.txt stat -liberty {lib.path}",
-            f"write_verilog -noattr -noexpr -nohex -nodec {dst}/netlist.v", f"write_json {dst}/netlist.json"]
+            f"write_verilog -noattr -noexpr -nohex -nodec {dst}/netlist.v", f"write_json {dst}/netlist.json",
+            # the same netlist flattened for timing: each module as ABC mapped it on its own (ABC's
+            # restructuring holds up on a module and not on the whole design at once: a flat synthesis of
+            # the default design left its output banks' 32-bit accumulate adders rippling, 7.9 ns
+            # against 4.3), joined for one timing graph
+            "flatten", "opt_clean -purge", f"write_json {dst}/flat.json"]
 
     cached = _netlist_dir(_netlist_key(yosys, steps("<rtl>", "<out>"), [rtl / f for f in files], lib))
     if cached is not None and all((cached / f).is_file() for f in NETLIST_FILES):
@@ -192,19 +197,6 @@ def _yosys(rtl: Path, files: list[str], banks: list[str], lib: Library, top: str
         raise StageError(f"yosys (standard cells) failed: {tail[0]}")
     if cached is not None:
         _store_netlists(out, cached)
-
-
-def _flatten(hier: Path, flat: Path, lib: Library, top: str) -> None:
-    """The mapped hierarchical netlist flattened (``flat/netlist.json``) for timing: the modules as
-    a bottom-up flow synthesises them, each by itself (ABC's restructuring holds up on a module
-    and not on the whole design at once: a flat synthesis of the default design left its output
-    banks' 32-bit accumulate adders rippling, 7.9 ns against 4.3), joined for one timing graph."""
-    proc = subprocess.run([YOSYS.path(), "-q", "-p", "; ".join([
-        f"read_liberty -lib {lib.path}", f"read_json {hier}/netlist.json", f"hierarchy -top {top}", "flatten",
-        "opt_clean -purge", f"write_json {flat}/netlist.json"])], capture_output=True, text=True)
-    if proc.returncode != 0 or not (flat / "netlist.json").exists():
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise StageError(f"yosys (flattening for timing) failed: {tail[0]}")
 
 
 def _netlist_key(yosys: str, steps: list[str], sources: list[Path], lib: Library) -> str:
@@ -413,7 +405,7 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
         d.mkdir(parents=True, exist_ok=True)
     print(f"simulate: asic: synthesising to {lib.path.name}, module by module ...", flush=True)
     _yosys(rtl, files, banks, lib, top, hier)
-    _flatten(hier, flat, lib, top)
+    shutil.copyfile(hier / "flat.json", flat / "netlist.json")
     yosys_area = float(re.findall(rf"Chip area for (?:top )?module '\\{top}': ([\d.]+)",
                                   (hier / "stat.txt").read_text())[-1])
     mods = _modules(json.loads((hier / "netlist.json").read_text()), lib, banks)

@@ -13,13 +13,17 @@ NO_QFLOW = shutil.which("sta") is None or shutil.which("yosys") is None
 pytestmark = pytest.mark.skipif(NO_QFLOW, reason="needs Debian's qflow (apt-get install -y qflow)")
 
 # a select register read by 256 multiplexer inputs (a dataflow select in miniature), a 16-bit
-# multiply-accumulate, and an activation-table macro between two registers
+# multiply-accumulate, an activation-table macro between two registers, and a module one of whose
+# outputs (a multiplier's) nothing reads
 RTL = """
 module lego_table_w8_d256 (input clk, input we, input [7:0] waddr, input [7:0] wdata, input [7:0] raddr,
                            output [7:0] rdata);
   reg [7:0] mem [0:255];
   assign rdata = mem[raddr];
   always @(posedge clk) if (we) mem[waddr] <= wdata;
+endmodule
+module lego_part (input clk, input [7:0] a, input [7:0] b, output reg [7:0] used, output reg [15:0] unread);
+  always @(posedge clk) begin used <= a ^ b; unread <= a * b; end
 endmodule
 module lego_soc (input clk, input [255:0] a, input [255:0] b, input [7:0] x, input [7:0] w, output [7:0] y,
                  output [31:0] acc_o, output [7:0] t);
@@ -35,10 +39,13 @@ module lego_soc (input clk, input [255:0] a, input [255:0] b, input [7:0] x, inp
     ta <= x;
     tq <= looked;
   end
+  wire [7:0] part_used;
+  wire [15:0] unused_z;  // a module output its parent leaves unread (lego_soc's unused_bits)
+  lego_part u_part (.clk(clk), .a(x), .b(w), .used(part_used), .unread(unused_z));
   lego_table_w8_d256 u_table (.clk(clk), .we(1'b0), .waddr(8'd0), .wdata(8'd0), .raddr(ta), .rdata(looked));
   assign y = q[7:0] ^ q[255:248];
   assign acc_o = acc;
-  assign t = tq;
+  assign t = tq ^ part_used;
 endmodule
 """
 
@@ -90,11 +97,25 @@ def test_the_slack_is_not_clamped_so_fmax_does_not_depend_on_the_probe_clock(fla
 
 
 def test_paths_through_the_table_macro_are_timed_with_its_access_time(flat):
-    """ta -> table read -> tq (the output port t's register) is a timed path, longer than the
-    table's access time alone."""
+    """ta -> table read -> tq is a timed path, longer than the table's access time alone."""
     lib, out = flat
     t = _analyse(lib, out, 10.0)
     text = (out / "timing.txt").read_text()
-    through = [p for p in t["paths"] if p["from"].startswith("ta[") and p["to"].startswith("t[")]
+    through = [p for p in t["paths"] if p["from"].startswith("ta[") and p["to"].startswith("tq[")]
     assert through, [p["to"] for p in t["paths"]]
     assert through[0]["delay_ns"] > timing.access_ns(8, 256, 180) and "u_table/rdata" in text
+    classify = timing.classifier(timing.instance_classes(json.loads((out / "hier.json").read_text()), "lego_soc",
+                                                         stdcell._class))
+    assert classify("u_table") == stdcell.TABLES and classify("tq[0]") == stdcell._class("lego_soc")
+    assert classify("u_part.used[0]") == stdcell._class("lego_part") != classify("tq[0]")
+
+
+def test_logic_behind_an_unread_module_output_is_swept_before_timing(flat):
+    """lego_part's multiplier survives the module-by-module synthesis (its output is a port there)
+    but drives nothing in the flattened design: swept, and no path ends in it; its used part stays."""
+    lib, out = flat
+    t = _analyse(lib, out, 10.0)
+    assert t["swept"] > 16  # the 8x8 multiplier's cells and its 16 flip-flops
+    assert not any("unread" in p["to"] or "unused_z" in p["to"] for p in t["paths"])
+    verilog = (out / "repaired.v").read_text()
+    assert "u_part.unread" not in verilog and "unused_z" not in verilog and "u_part.used" in verilog

@@ -65,16 +65,56 @@ def _esc(name: str) -> str:
     return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else f"\\{name} "
 
 
+def sweep(cells: dict, pins: dict, macros: set, port_bits: set) -> dict:
+    """``cells`` less the library cells that drive nothing (no cell input, no port), repeatedly:
+    a module synthesised on its own keeps the logic behind an output port its parent leaves
+    unread (the array's host read port inside the memory system), which Yosys cannot sweep
+    after flattening (to it, a library cell is a black box that might do something)."""
+    loads: dict = {}
+    driver: dict = {}
+    for cname, cell in cells.items():
+        for pin, bits in cell["connections"].items():
+            for b in bits:
+                if isinstance(b, int):
+                    if pins[cell["type"]].get(pin) == "input":
+                        loads[b] = loads.get(b, 0) + 1
+                    else:
+                        driver[b] = cname
+    outputs = {c: [b for p, bits in cell["connections"].items() if pins[cell["type"]].get(p) != "input" for b in bits
+                   if isinstance(b, int)] for c, cell in cells.items()}
+    dead = set()
+    work = [c for c, cell in cells.items() if cell["type"] not in macros]
+    while work:
+        c = work.pop()
+        if c in dead or any(loads.get(b, 0) or b in port_bits for b in outputs[c]):
+            continue
+        dead.add(c)
+        for pin, bits in cells[c]["connections"].items():
+            if pins[cells[c]["type"]].get(pin) == "input":
+                for b in bits:
+                    if isinstance(b, int):
+                        loads[b] -= 1
+                        if not loads[b] and b in driver and cells[driver[b]]["type"] not in macros:
+                            work.append(driver[b])
+    return {c: cell for c, cell in cells.items() if c not in dead}
+
+
 def repair(netlist: dict, top: str, lib_path: Path, buffer_cell: str = "BUFX4", max_fanout: int = MAX_FANOUT) \
         -> tuple[str, dict]:
-    """``top`` of a flattened Yosys JSON netlist as structural Verilog with a buffer tree on each net
-    of more than ``max_fanout`` sinks. Returns the Verilog and ``{"buffers": n, "nets": n,
-    "worst_fanout": n}`` (before repair)."""
+    """``top`` of a flattened Yosys JSON netlist as structural Verilog, swept of logic that drives
+    nothing (:func:`sweep`), with a buffer tree on each net of more than ``max_fanout`` sinks.
+    Returns the Verilog and ``{"buffers": n, "buffered_nets": n, "worst_fanout": n (before
+    repair), "swept": n (cells), "registers": {cell: the net its Q drives}}``."""
     mod = netlist["modules"][top]
     pins = lib_pins(lib_path)
     for name, m in netlist["modules"].items():  # the black-box macros
         if name != top:
             pins[name] = {p: rec["direction"] for p, rec in m["ports"].items()}
+    for cname, cell in mod["cells"].items():
+        if cell["type"] not in pins:
+            raise StageError(f"timing: cell type {cell['type']} of {cname} is neither a library cell nor a macro")
+    port_bits = {b for rec in mod["ports"].values() for b in rec["bits"] if isinstance(b, int)}
+    kept = sweep(mod["cells"], pins, set(netlist["modules"]) - {top}, port_bits)
     names: dict = {}
     used: set = set()
 
@@ -99,11 +139,9 @@ def repair(netlist: dict, top: str, lib_path: Path, buffer_cell: str = "BUFX4", 
 
     sinks: dict = {}
     clocks = {b for b in mod["ports"].get("clk", {}).get("bits", [])}
-    cells = sorted(mod["cells"].items())
+    cells = sorted(kept.items())
     for cname, cell in cells:
-        dirs = pins.get(cell["type"])
-        if dirs is None:
-            raise StageError(f"timing: cell type {cell['type']} of {cname} is neither a library cell nor a macro")
+        dirs = pins[cell["type"]]
         for pin, bits in cell["connections"].items():
             if dirs.get(pin) == "input":
                 for k, b in enumerate(bits):
@@ -111,8 +149,9 @@ def repair(netlist: dict, top: str, lib_path: Path, buffer_cell: str = "BUFX4", 
                         sinks.setdefault(b, []).append((cname, pin, k))
     conn = {cname: {pin: list(bits) for pin, bits in cell["connections"].items()} for cname, cell in cells}
     worst = max((len(s) for s in sinks.values()), default=0)
-    top_bit = max([b for c in conn.values() for bits in c.values() for b in bits if isinstance(b, int)]
-                  + [b for rec in mod["ports"].values() for b in rec["bits"] if isinstance(b, int)] + [0])
+    top_bit = max([b for c in mod["cells"].values() for bits in c["connections"].values() for b in bits
+                   if isinstance(b, int)] + [b for rec in mod["netnames"].values() for b in rec["bits"]
+                                             if isinstance(b, int)] + list(port_bits) + [0])
     buffers: dict = {}  # name -> connections
     for b, loads in sorted(sinks.items()):
         level, nodes = 0, loads  # sinks grouped under buffers, bottom up, until the driver's fan-out fits
@@ -132,7 +171,6 @@ def repair(netlist: dict, top: str, lib_path: Path, buffer_cell: str = "BUFX4", 
     for p, rec in ports:
         width = len(rec["bits"])
         lines.append(f"  {rec['direction']} {f'[{width - 1}:0] ' if width > 1 else ''}{_esc(p)};")
-    port_bits = {b for _, rec in ports for b in rec["bits"] if isinstance(b, int)}
     wires = {b for c in [*conn.values(), *buffers.values()] for bits in c.values() for b in bits if isinstance(b, int)}
     lines += [f"  wire {bit_name(b)};" for b in sorted(wires - port_bits)]
     for p, rec in ports:  # output ports driven by another port's bit or by a constant
@@ -153,6 +191,7 @@ def repair(netlist: dict, top: str, lib_path: Path, buffer_cell: str = "BUFX4", 
     registers = {short[c]: names.get(conn[c]["Q"][0], short[c]) for c, _ in cells
                  if "Q" in conn[c] and isinstance(conn[c]["Q"][0], int)}
     return "\n".join(lines) + "\n", {"buffers": len(buffers), "worst_fanout": worst, "registers": registers,
+                                      "swept": len(mod["cells"]) - len(kept),
                                       "buffered_nets": sum(len(x) > max_fanout for x in sinks.values())}
 
 
@@ -281,7 +320,7 @@ def classifier(instances: dict[str, str]):
     """A net name's class: that of the deepest instance its hierarchical prefix names."""
     def classify(net: str) -> str:
         parts = net.split(".")
-        for k in range(len(parts) - 1, 0, -1):
+        for k in range(len(parts), 0, -1):  # the name itself first: a macro instance is its own class
             found = instances.get(".".join(parts[:k]))
             if found:
                 return found
@@ -307,6 +346,6 @@ def analyse(sta_bin: str, flat: Path, hier: dict, lib, top: str, period_ns: floa
     slack = worst[0]["slack_ns"]
     return {"fmax_mhz": round(1000.0 / (period_ns - slack), 2), "slack_ns": slack, "period_ns": period_ns,
             "target_mhz": round(1000.0 / period_ns, 3), "met": slack >= 0,
-            "paths": worst, "buffers": info["buffers"], "buffered_nets": info["buffered_nets"],
+            "paths": worst, "buffers": info["buffers"], "buffered_nets": info["buffered_nets"], "swept": info["swept"],
             "worst_fanout": info["worst_fanout"], "wire_load": f"fan-out n: {2:g} x sqrt((n + 1) x {mean:.1f} um2 / "
             f"{DENSITY}) of metal 2", "max_fanout": MAX_FANOUT}

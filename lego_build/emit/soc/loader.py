@@ -41,7 +41,8 @@ def _address_side(c: Ctx, ld: dict) -> None:
     lv, cw, tb, tensors, fills = hm.levels, hm.counter_bits, ld["tb"], ld["tensors"], ld["fills"]
     ar_t, ar_on, ar_restart = m.Reg("ar_t", tb), m.Reg("ar_on"), m.Reg("ar_restart")
     ar_more, ar_next_t = _after(c, ld["bits"], "ar", ar_t)
-    _, runs_last, run_beats, size, beat, run_pos = burst_geometry(c, "ar", ar_t, tb, tensors, w["ld_bounds"], fills)
+    _, runs_last, run_beats, size, beat, run_pos = burst_geometry(c, "ar", ar_t, tb, tensors, w["ld_bounds"], fills,
+                                                                  rows_used=False)
     ar_step, ar_start = m.Wire("arw_step"), m.Wire("arw_start")
     _, (ar_walk,), ar_walk_last = walker(
         m, c.clk, "arw", runs_last, cw, [(ADDR, pick(ar_t, tb, w["ld_bases"]), pick_strides(r["row"], ar_t, tb,

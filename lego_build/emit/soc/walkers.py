@@ -51,6 +51,13 @@ def walker(m: Module, clk, name: str, lasts: list, cw: int, streams: list, start
     return cnt, addrs, done
 
 
+def latched(c: Ctx, name: str, expr, width: int):
+    """``expr`` on a register loaded every cycle (one cycle late: for values that hold for longer)."""
+    reg = c.m.Reg(name, width)
+    c.m.Always(Posedge(c.clk))(reg(expr))
+    return reg
+
+
 def tile_bounds(c: Ctx, idx: list, name: str) -> list:
     """Per level, the last trip index of the tile at tile index ``idx``: the remainder for a last tile."""
     r = c.regs
@@ -84,7 +91,8 @@ def pick_strides(table, t_sel, tb: int, tensors: list, lv: int) -> list:
     return [pick(t_sel, tb, [table[t][l] for t in tensors]) for l in range(lv)]
 
 
-def burst_geometry(c: Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list, fills: list | None = None):
+def burst_geometry(c: Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list, fills: list | None = None,
+                   rows_used: bool = True):
     """Per-tensor burst geometry of the tile being moved: the walker's last indices (the
     contiguous run level folded into the burst), the run's length in beats, AxSIZE, and the
     beat's bytes as a shift. A row of at least a bus width is ``slot / bus`` full beats; a
@@ -93,7 +101,8 @@ def burst_geometry(c: Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds:
     ``fill * slot``-byte transfers (a narrow burst when that is less than the bus, AXI4
     A3.4.1), from the transfer that holds the run's first row. Returns also the wire the
     caller drives, per tensor of several rows per beat, with its run's first row's place in
-    its transfer (address bits ``log2 slot`` up)."""
+    its transfer (address bits ``log2 slot`` up). ``rows_used``: the caller reads the rows' last
+    indices (the first result; else not registered)."""
     m, sm = c.m, c.sm
     lv, cw = c.hm.levels, c.hm.counter_bits
     fills = fills or [1] * len(tensors)
@@ -101,6 +110,13 @@ def burst_geometry(c: Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds:
     for t, k in zip(tensors, fills):
         slot = sm.slot_bytes[t]
         rl, ul, last = geometry(c, t, bounds)
+        # registered (issue 44): a tile's geometry follows from its bounds and the configuration,
+        # which hold for at least a cycle before an engine's walk starts (the sequencer sets the
+        # bounds, then the start, then the engine restarts), so the walk reads them off registers
+        if rows_used:
+            rl = [latched(c, f"{name}_rl{t}_{l}", rl[l], cw) for l in range(lv)]
+        ul = [latched(c, f"{name}_ul{t}_{l}", ul[l], cw) for l in range(lv)]
+        last = latched(c, f"{name}_last{t}", last, cw)
         rows_last.append(rl)
         runs_last.append(ul)
         run_rows.append(last)

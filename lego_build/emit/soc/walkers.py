@@ -20,18 +20,20 @@ def walker(m: Module, clk, name: str, lasts: list, cw: int, streams: list, start
     lv = len(lasts)
     cnt = [m.Reg(f"{name}_t{l}", cw) for l in range(lv)]
     last_r = [m.Reg(f"{name}_last{l}", cw) for l in range(lv)]
-    wrap = [m.Wire(f"{name}_wrap{l}") for l in range(lv)]
-    for l in range(lv):
-        m.Assign(wrap[l](cnt[l] == last_r[l]))
+    # wrap[l]: the counter is at its last index, kept in a register as the counter moves (its compare
+    # then runs beside the address adder, not in front of it)
+    wrap = [m.Reg(f"{name}_wrap{l}") for l in range(lv)]
 
     def all_wrap(levels):
         return ands([wrap[l] for l in levels])
 
-    on_start = [c(num(0, cw)) for c in cnt] + [r(x) for r, x in zip(last_r, lasts)]
+    on_start = [c(num(0, cw)) for c in cnt] + [r(x) for r, x in zip(last_r, lasts)] + \
+        [w(x == num(0, cw)) for w, x in zip(wrap, lasts)]
     on_step = []
     for l in range(lv):
-        bump = cnt[l](Mux(wrap[l], num(0, cw), cnt[l] + num(1, cw)))
-        on_step.append(bump if l == lv - 1 else If(all_wrap(range(l + 1, lv)))(bump))
+        bump = [cnt[l](Mux(wrap[l], num(0, cw), cnt[l] + num(1, cw))),
+                wrap[l](Mux(wrap[l], last_r[l] == num(0, cw), cnt[l] + num(1, cw) == last_r[l]))]
+        on_step += [If(all_wrap(range(l + 1, lv)))(*bump)] if l < lv - 1 else bump
     addrs = []
     for s, (width, base0, strides) in enumerate(streams):
         bases = [m.Reg(f"{name}_b{s}_{l}", width) for l in range(lv)]

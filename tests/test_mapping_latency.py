@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from lego_build.mapping.latency import Grid, MemSystem, Traffic, bursts, layer_cycles, store_rows, transfer
+from lego_build.mapping.latency import (
+    WRITE_PATH,
+    Grid,
+    MemSystem,
+    Traffic,
+    bursts,
+    layer_cycles,
+    store_rows,
+    transfer,
+)
 
 
 def test_grid_remainder_tiles_follow_ruby_last_iteration_bound():
@@ -86,8 +95,9 @@ def test_layer_overlaps_loads_with_compute_and_accumulates_reduction_tiles():
     out = Traffic(16, (True, False), run_level=0, output=True)
     one = layer_cycles(Grid((1, 64), (1, 64)), [a, out], ms)
     two = layer_cycles(Grid((1, 64), (1, 32)), [a, out], ms)
-    # one tile: load (a cycle to decide, one to start the engine), start, steps, drain, store
-    load, store = 10 + 2 + 64, 10 + 2 + 1
+    # one tile: load (a cycle to decide, one to start the engine), start, steps, drain, store (its
+    # beats WRITE_PATH cycles later at AXI W: the storer's pipelined write path)
+    load, store = 10 + 2 + 64, WRITE_PATH + 10 + 2 + 1
     assert one["cycles"] == 2 + load + 1 + 64 + 2 + 1 + 5 + store + 1
     # two reduction tiles of one output tile: the loads run back to back (each longer than a
     # tile's 32 steps), each tile starts the cycle after its load; the output is stored once
@@ -104,7 +114,7 @@ def test_tiles_start_when_the_previous_steps_are_over_not_after_its_drain():
     a = Traffic(16, (False, True), run_level=1)  # loaded once: it does not depend on the output tiles' level
     out = Traffic(16, (True, False), run_level=0, output=True)
     four = layer_cycles(Grid((4, 256), (1, 256)), [a, out], ms)  # four output tiles of 256 steps
-    load, store = 10 + 2 + 256, 10 + 2 + 1
+    load, store = 10 + 2 + 256, WRITE_PATH + 10 + 2 + 1
     # the first load, then the four tiles' steps back to back, one start cycle apart (the
     # other stores hide under them), the last drain and the last store
     assert four["cycles"] == 2 + load + 1 + 4 * (256 + 1) - 1 + 30 + 1 + 5 + store + 1
@@ -119,8 +129,9 @@ def test_the_storer_sends_two_one_beat_rows_every_three_cycles():
 def test_a_store_shares_the_channel_with_the_loads_reads_first():
     """Three output tiles of 100 steps, each loading 100 beats and storing 100 (a store-bound
     layer, as MobileNetV2's projection convs are on gemmini_like): store 0 starts with load 2
-    (both wait for tile 0's drain) and, reads going first, its write beats (from 3 cycles after
-    its start) also yield to the tail of load 1, so it ends 109 cycles later than alone;
+    (both wait for tile 0's drain) and, reads going first, its write beats (taken 3 cycles after
+    its start, at AXI W WRITE_PATH cycles later) yield to the tail of load 1 (4 read beats) and to
+    load 2's 100;
     tile 2 waits for it (its output half). The rows are one beat each, so a store with no
     reads beside it sends two rows every three cycles (149 cycles for 100), and store 0's
     write beats with the 109 read beats in their window still take longer than that."""
@@ -131,11 +142,12 @@ def test_a_store_shares_the_channel_with_the_loads_reads_first():
     move = 10 + 2 + 100  # one 100-beat burst
     load = [2 + move, 2 * (2 + move)]  # back to back: 114, 228
     fin0 = load[0] + 1 + 100  # 215; load 2 then runs [216 + 1 + 12, 342]
-    store0 = fin0 + 1 + 5 + move + (load[1] - (fin0 + 1 + 3)) + 100  # 442: 9 + 100 read beats inside it
-    alone = 5 + 10 + 2 + 100 + 49  # two rows every three cycles
+    # 442: 4 + 100 read beats inside it
+    store0 = fin0 + 1 + WRITE_PATH + 5 + move + (load[1] - (fin0 + 1 + 3 + WRITE_PATH)) + 100
+    alone = WRITE_PATH + 5 + 10 + 2 + 100 + 49  # two rows every three cycles
     store1 = store0 + alone  # tile 1 drained at 329, before store 0 ended
     fin2 = store0 + 1 + 100  # tile 2 waits for store 0 to free its output half
-    assert three["cycles"] == max(fin2 + 1, store1) + alone + 1 == 775
+    assert three["cycles"] == max(fin2 + 1, store1) + alone + 1 == 785
 
 
 def test_an_input_half_is_refilled_after_the_last_read_not_the_drain():

@@ -8,7 +8,7 @@ Needs ``apt-get install -y qflow``. Each design is built with ``target=asic`` (t
 representative tiles simulated with toggle coverage: the array's modules at their measured
 toggle rates, the memory system at the default 0.1) and printed with its area by class, Fmax,
 power at 100 MHz, the wall time of the build, and the figures moved to 28 nm by classical
-scaling (an estimate, see ``lego_build.targets.stdcell.scaled``).
+scaling (an estimate, see ``lego_build.targets.models.scaled``).
 
 Fmax is checked against each design's clock target (``arch.clock_mhz``) and printed beside the
 figure before issue 44 (``BEFORE``); the power is also given at the achieved clock (the target, or

@@ -7,7 +7,7 @@ Eyeriss (Chen et al., JSSC 2017), ``arch=nvdla`` (IC-OC, 16 x 16 = 256 FUs, 128 
 LEGO-ICOC against NVDLA. Each is built with ``target=asic`` (Yosys + ABC + OpenSTA on the OSU
 0.18 µm library, the array's modules at the toggle rates of its simulated tiles, the memory
 system at the default rate, the banks as SRAM macros), then moved to the node and clock of the
-published figure by classical scaling (``lego_build.targets.stdcell.scaled``, an estimate: area by s²,
+published figure by classical scaling (``lego_build.targets.models.scaled``, an estimate: area by s²,
 energy by s V²; power linear in the clock from our 100 MHz). Needs ``apt-get install -y qflow``.
 The published figures are the only typed-in numbers, labelled, with their nodes as seed 004
 states them. ``--quick``: the flow on a 2x2 array alone (``benchmarks.asic.QUICK``) in place of
@@ -22,7 +22,7 @@ from types import SimpleNamespace
 from benchmarks import harness
 from benchmarks.asic import QUICK
 from lego_build.runtime.artifacts import read_artifact
-from lego_build.targets.stdcell import scaled
+from lego_build.targets.models import scaled
 
 #: name -> (overrides, the human design, its node, clock MHz, area mm², power mW, LEGO's figure in the paper)
 RUNS = {

@@ -88,7 +88,8 @@ def hardware(name: str, work: Path, asic: bool) -> dict:
            "flip_flops": stat["flip_flops"], "transistors": stat["transistors"],
            "array_transistors": stat["transistors"] * copies}
     if asic:
-        from lego_build.targets.stdcell import Library, implement, scaled
+        from lego_build.targets.models import scaled
+        from lego_build.targets.stdcell import Library, implement
 
         reg = work / "reg"
         reg.mkdir()

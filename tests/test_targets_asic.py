@@ -8,7 +8,8 @@ import pytest
 from lego_build import ConfigError, StageError, compose, run_all
 from lego_build.flow.tasks import ENERGY_TABLE, calibrate_action
 from lego_build.runtime.artifacts import read_artifact
-from lego_build.targets.stdcell import INTERCONNECT, REGISTERS, SRAM, TABLES, Library, scaled, sram_macro
+from lego_build.targets.models import scaled, sram_macro
+from lego_build.targets.stdcell import INTERCONNECT, REGISTERS, SRAM, TABLES, Library
 
 NO_QFLOW = shutil.which("sta") is None or shutil.which("yosys") is None
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(NO_QFLOW, reason="needs Debian's qflow (apt-get install -y qflow)")]

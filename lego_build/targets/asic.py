@@ -83,7 +83,7 @@ def asic_lines(a: dict) -> list[str]:
     out += timing_lines(a.get("timing"))
     if a.get("scaled"):
         out += ["", "Scaled to other nodes by classical scaling (an estimate, not a measurement: `scaled` in "
-                "`lego_build/targets/stdcell.py`): " + "; ".join(
+                "`lego_build/targets/models.py`): " + "; ".join(
                     f"{x['node_nm']:g} nm at {x['vdd']:g} V: {x['area_mm2']} mm², {x['fmax_mhz']} MHz, "
                     f"{x['power_mw']} mW at {a['power_mhz']:g} MHz" for x in a["scaled"])]
     if a.get("clock_gating"):
@@ -107,7 +107,7 @@ def asic_lines(a: dict) -> list[str]:
         out += ["", "Energy of the simulated runs (power x measured cycles / clock): " + "; ".join(
             (f"{r['kind']} tile of {r['layer']} ({r['data']})" if "kind" in r else f"layer {r['layer']}")
             + f": {r['cycles']:,} cycles, {r['energy_nj']:,.1f} nJ" for r in a["runs"])]
-    out += ["", "SRAM macros (the model of `sram_macro` in `lego_build/targets/stdcell.py`): " + "; ".join(
+    out += ["", "SRAM macros (the model of `sram_macro` in `lego_build/targets/models.py`): " + "; ".join(
         f"{m['count']} x {m['width']}b x {m['depth']} ({m['area_um2']:,.0f} µm², {m['read_pj']:.1f} pJ per access)"
         for m in a["sram"])]
     if a.get("tables"):

@@ -7,7 +7,7 @@
 * **Measured**: the standard-cell flow's power of the classes that implement the level
   (:data:`LEVELS`, from simulated toggle rates, :mod:`lego_build.targets.stdcell`) times the
   run's measured cycles over the clock, moved from the library's node to the model's
-  28 nm by the same classical scaling as :func:`lego_build.targets.stdcell.scaled` (energy by
+  28 nm by the same classical scaling as :func:`lego_build.targets.models.scaled` (energy by
   ``s V'^2 / V^2``): an estimate, so the error includes the scaling's.
 * **Levels**: ``mac`` (the model's MAC and per-FU accumulator energies) is the FUs;
   ``network`` (the model's per-hop energy of operands moving between FUs) is the array's

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 import shutil
@@ -47,6 +46,7 @@ from lego_build.errors import StageError
 from lego_build.runtime.tools import Tool, tool_version
 from lego_build.runtime.userdirs import cache_root
 from lego_build.targets import timing
+from lego_build.targets.models import SCALE_TO, scaled, sram_macro
 from lego_build.targets.yosys import rtl_sources
 
 QFLOW_TECH = Path("/usr/share/qflow/tech")  # Debian's qflow-tech-* packages
@@ -113,50 +113,11 @@ class Library:
         return cls(path, node, float(volt.group(1)), area, frozenset(flops), leak)
 
 
-SCALE_TO = ((28, 0.9), (16, 0.8))  # nodes (nm, V) of seed 004's figures: LEGO at 28 nm, NVDLA at 16 nm
-
-
-def scaled(area_mm2: float, fmax_mhz: float, power_mw: float, lib: Library, node_nm: float, vdd: float) -> dict:
-    """The figures moved to another node by classical (Dennard) scaling, R. H. Dennard et al.,
-    "Design of ion-implanted MOSFETs with very small physical dimensions", IEEE JSSC 9(5),
-    1974: lengths by ``s = node / lib.node``, so area by s², gate delay by s (Fmax by 1 / s),
-    switched capacitance by s and energy by s V'² / V²; power at the same clock by the
-    energy's factor. Only an estimate: below about 90 nm voltages stopped scaling and wires
-    did not speed up (Stillmaker and Baas, Integration 58, 2017, measure up to ~80x error at
-    the extremes), so the report keeps these apart from the measured figures. The supplies
-    at 28 and 16 nm (0.9 and 0.8 V) are assumed nominal values."""
-    k = node_nm / lib.node_nm
-    return {"node_nm": node_nm, "vdd": vdd, "area_mm2": round(area_mm2 * k * k, 4), "fmax_mhz": round(fmax_mhz / k, 2),
-            "power_mw": round(power_mw * k * (vdd / lib.vdd) ** 2, 3)}
-
-
 def require_asic_tools(library: str, node_nm: float = 0.0) -> None:
     """Yosys and OpenSTA (Debian's qflow brings both) and the Liberty file; a one-line error if missing."""
     YOSYS.path()
     STA.path()
     Library.load(library, node_nm)
-
-
-def sram_macro(width: int, depth: int, lib: Library) -> dict:
-    """Area (µm²), energy per read and per write (pJ) and leakage (nW) of one ``width x depth``
-    SRAM macro in ``lib``'s node.
-
-    * Area: a 6T cell of 600 λ² (150 F², F the feature size; the rule of thumb of CACTI's
-      single-ported SRAM in D. J. Greaves, *System-on-Chip Design*, Cambridge, 2012), and
-      periphery (decoders, sense amplifiers, drivers) taking 30 % of the macro (assumed).
-    * Access energy: Interstellar's CACTI 6.5 figures at 28 nm (seed 001, Table 5.2: 6 pJ per
-      16-bit access at 32 KB, x1.5 per doubling of capacity), per bit of the word, moved to
-      the node by classical scaling, energy ~ C V² with C ~ feature size (Dennard et al.,
-      1974) from 28 nm at 0.9 V; a write costs what a read does.
-    * Leakage: six transistors per bit, each leaking half the library's smallest inverter."""
-    bits = width * depth
-    f_um = lib.node_nm / 1000
-    area = bits * 150 * f_um ** 2 / 0.7
-    kbytes = max(bits / 8 / 1024, 1 / 64)
-    per_bit_28 = 6.0 / 16 * 1.5 ** math.log2(kbytes / 32)
-    energy = per_bit_28 * width * (lib.node_nm / 28) * (lib.vdd / 0.9) ** 2
-    inv = min((v for k, v in lib.leakage_nw.items() if k.startswith("INV") and v > 0), default=0.0)
-    return {"area_um2": area, "read_pj": energy, "write_pj": energy, "leakage_nw": bits * 6 * inv / 2}
 
 
 #: what a synthesis leaves in its directory for the steps after it
@@ -383,6 +344,29 @@ def _source(measured: list[str], modules: dict, activity: float) -> str:
         + ", ".join(rest)
 
 
+def _rates(measured: dict | None, counts: dict, mods: dict, activity: float) -> tuple[dict, dict, list]:
+    """Per module under the top, the toggle rate of its cells and of its flip-flops, per instance and
+    cycle, from the simulated runs' toggle counts (``measured``, :func:`implement`), ``activity``
+    where they do not cover it; and the modules measured."""
+    rates = {m: activity for m in counts}
+    reg_rates = dict(rates)
+    measured_mods = []
+    for m, rec in sorted(((measured or {}).get("modules") or {}).items()):
+        if m in counts and rec["bits"] and measured["cycles"]:
+            per_bit = counts[m] * measured["cycles"]
+            rates[m] = min(1.0, rec["toggles"] / (rec["bits"] * per_bit))
+            reg_bits = rec.get("reg_bits", 0)
+            if reg_bits and reg_bits < rec["bits"]:  # registers apart from the rest
+                reg_rates[m] = _named_rate(mods[m]["q_nets"], rec, per_bit,
+                                           min(1.0, rec["reg_toggles"] / (reg_bits * per_bit)))
+                rates[m] = _named_rate(mods[m]["nets"], rec, per_bit, min(1.0, (rec["toggles"] - rec["reg_toggles"])
+                                                                         / ((rec["bits"] - reg_bits) * per_bit)))
+            else:
+                reg_rates[m] = rates[m]
+            measured_mods.append(m)
+    return rates, reg_rates, measured_mods
+
+
 def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str, mhz: float, activity: float,
               work: Path, measured: dict | None = None, node_nm: float = 0.0, top: str = "lego_soc",
               keep: Path | None = None, clock_mhz: float | None = None) -> dict:
@@ -416,22 +400,7 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
     print("simulate: asic: static timing and power (OpenSTA) ...", flush=True)
     hier_json = json.loads((hier / "netlist.json").read_text())
     timed = timing.analyse(STA.path(), flat, hier_json, lib, top, 1000.0 / (clock_mhz or mhz), _class)
-    rates = {m: activity for m in counts}
-    reg_rates = dict(rates)
-    measured_mods = []
-    for m, rec in sorted(((measured or {}).get("modules") or {}).items()):
-        if m in counts and rec["bits"] and measured["cycles"]:
-            per_bit = counts[m] * measured["cycles"]
-            rates[m] = min(1.0, rec["toggles"] / (rec["bits"] * per_bit))
-            reg_bits = rec.get("reg_bits", 0)
-            if reg_bits and reg_bits < rec["bits"]:  # registers apart from the rest
-                reg_rates[m] = _named_rate(mods[m]["q_nets"], rec, per_bit,
-                                           min(1.0, rec["reg_toggles"] / (reg_bits * per_bit)))
-                rates[m] = _named_rate(mods[m]["nets"], rec, per_bit, min(1.0, (rec["toggles"] - rec["reg_toggles"])
-                                                                         / ((rec["bits"] - reg_bits) * per_bit)))
-            else:
-                reg_rates[m] = rates[m]
-            measured_mods.append(m)
+    rates, reg_rates, measured_mods = _rates(measured, counts, mods, activity)
     # a module's power is linear in its nets' toggle rate (the clock's share is not): OpenSTA at
     # two rates gives, per module with its instances, the power at no toggling and per unit rate,
     # so each module's own cells (its total less its instances', at the same rate) are priced

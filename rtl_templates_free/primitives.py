@@ -291,12 +291,14 @@ PPU_LANE_STAGES = 3
 
 
 def mk_ppu_lane_pipe(width: int) -> Module:
-    """:func:`mk_ppu_lane` in :data:`PPU_LANE_STAGES` register stages, each loaded when ``en``
+    """The PPU's requantisation and ReLU (``mode`` bits 0 and 1 of :func:`mk_ppu`, without its
+    table: the caller's) in :data:`PPU_LANE_STAGES` register stages, each loaded when ``en``
     (the memory system's write path, issue 44): (1) ``x`` times ``scale`` as two partial
     products, ``x``'s low 16 bits (unsigned) and its high bits (signed), each a multiplier of
     at most 16 x 16 bits; (2) their sum, ``hi << 16`` plus ``lo``, with the rounding half,
     which is ``x * scale + half`` exactly (``x = hi * 2^16 + lo``); (3) the shift, saturation
-    and ReLU. ``y`` is the combinational lane's ``y`` of the ``x`` three loads before."""
+    and ReLU. ``y`` is what :func:`mk_ppu`'s requantisation and ReLU make of the ``x`` three loads
+    before."""
     m = Module(f"lego_ppu_lane_w{width}_p{PPU_LANE_STAGES}")
     clk, en = m.Input("clk"), m.Input("en")
     x = m.Input("x", width)
@@ -386,18 +388,4 @@ def mk_ppu(width: int) -> Module:
     m.Instance(StubModule(mk_table(*PPU_TABLE).name), "u_lut", ports=[
         ("clk", clk), ("we", lut_we), ("waddr", lut_addr), ("wdata", lut_data), ("raddr", v[0:8]), ("rdata", looked)])
     m.Always(Posedge(clk))(y(Mux(mode[2], sign_extend(looked, 8, width), v)))
-    return m
-
-
-def mk_ppu_lane(width: int) -> Module:
-    """The PPU's requantisation and ReLU (``mode`` bits 0 and 1 of :func:`mk_ppu`) without its
-    register and table: one lane of the memory system's output path, combinational; the
-    table lookup (bit 2) is the caller's, from one table that all lanes share."""
-    m = Module(f"lego_ppu_lane_w{width}")
-    x = m.Input("x", width)
-    mode = m.Input("mode", 2)
-    scale = m.Input("scale", 16)
-    shift = m.Input("shift", 6)
-    y = m.Output("y", width)
-    m.Assign(y(_requant_relu(m, x, width, mode, scale, shift)))
     return m

@@ -69,10 +69,14 @@ CLASSES = (("lego_mul", "FUs"), ("lego_acc", "FUs"), ("lego_mac", "FUs"), ("lego
 PROBES = (0.1, 0.2)  # the toggle rates OpenSTA prices every module at (power is linear in between)
 
 
+PIN_DIRECTION = r"\bpin\s*\(\s*\"?(\w+)\"?\s*\)\s*\{[^{}]*?\bdirection\s*:\s*(\w+)"  # a Liberty pin's direction
+
+
 @dataclass(frozen=True)
 class Library:
     """A Liberty file and what the flow needs from it: cell areas (µm²), which cells are
-    flip-flops, the feature size (nm) and the supply (V)."""
+    flip-flops, the feature size (nm), the supply (V), and per cell its pins' directions
+    (``input``/``output``, for :mod:`.timing`'s netlist repair)."""
 
     path: Path
     node_nm: float
@@ -80,6 +84,7 @@ class Library:
     area: dict
     flops: frozenset
     leakage_nw: dict
+    pins: dict
 
     @classmethod
     def load(cls, spec: str, node_nm: float = 0.0) -> Library:
@@ -92,7 +97,7 @@ class Library:
             raise StageError(f"target.library={spec}: no Liberty file at {path}; install the cell libraries "
                              f"({INSTALL}) or give a .lib path")
         text = path.read_text(errors="replace")
-        area, leak, flops = {}, {}, set()
+        area, leak, flops, pins = {}, {}, set(), {}
         for m in re.finditer(r"\bcell\s*\(\s*\"?(\w+)\"?\s*\)\s*\{", text):
             body = text[m.end():m.end() + 20000]
             nxt = re.search(r"\bcell\s*\(", body)
@@ -103,6 +108,7 @@ class Library:
             leak[m.group(1)] = float(lk.group(1)) if lk else 0.0
             if re.search(r"\bff\s*\(", body):
                 flops.add(m.group(1))
+            pins[m.group(1)] = dict(re.findall(PIN_DIRECTION, body))
         volt = re.search(r"\bnom_voltage\s*:\s*([\d.]+)", text)
         osu = re.match(r"osu(\d{3})", path.stem)  # osu018: 0.18 µm
         node = node_nm or (int(osu.group(1)) * 10.0 if osu else 0.0)
@@ -110,7 +116,7 @@ class Library:
             raise StageError(f"target.library={spec}: {path} has no cells or no nom_voltage; give a Liberty file")
         if not node:
             raise StageError(f"target.library={spec}: cannot tell its node from the name; set target.node_nm")
-        return cls(path, node, float(volt.group(1)), area, frozenset(flops), leak)
+        return cls(path, node, float(volt.group(1)), area, frozenset(flops), leak, pins)
 
 
 def require_asic_tools(library: str, node_nm: float = 0.0) -> None:

@@ -41,26 +41,6 @@ PATHS = 12  # worst paths kept (one per end signal: a register or a port, its bi
 SEARCHED = 400  # endpoints OpenSTA reports, worst first, to find them
 
 
-def lib_pins(lib_path: Path) -> dict[str, dict[str, str]]:
-    """Per Liberty cell its pins' directions (``input``/``output``)."""
-    out: dict[str, dict[str, str]] = {}
-    cell = None
-    pin = None
-    for ln in lib_path.read_text(errors="replace").splitlines():
-        m = re.match(r"\s*cell\s*\(\s*\"?(\w+)\"?\s*\)", ln)
-        if m:
-            cell = out.setdefault(m.group(1), {})
-            continue
-        m = re.match(r"\s*pin\s*\(\s*\"?(\w+)\"?\s*\)", ln)
-        if m:
-            pin = m.group(1)
-            continue
-        m = re.match(r"\s*direction\s*:\s*(\w+)", ln)
-        if m and cell is not None and pin is not None:
-            cell[pin] = m.group(1)
-    return out
-
-
 def _esc(name: str) -> str:
     return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else f"\\{name} "
 
@@ -99,14 +79,15 @@ def sweep(cells: dict, pins: dict, macros: set, port_bits: set) -> dict:
     return {c: cell for c, cell in cells.items() if c not in dead}
 
 
-def repair(netlist: dict, top: str, lib_path: Path, buffer_cell: str = "BUFX4", max_fanout: int = MAX_FANOUT) \
+def repair(netlist: dict, top: str, lib_pins: dict, buffer_cell: str = "BUFX4", max_fanout: int = MAX_FANOUT) \
         -> tuple[str, dict]:
     """``top`` of a flattened Yosys JSON netlist as structural Verilog, swept of logic that drives
     nothing (:func:`sweep`), with a buffer tree on each net of more than ``max_fanout`` sinks.
     Returns the Verilog and ``{"buffers": n, "buffered_nets": n, "worst_fanout": n (before
-    repair), "swept": n (cells), "registers": {cell: the net its Q drives}}``."""
+    repair), "swept": n (cells), "registers": {cell: the net its Q drives}}``. ``lib_pins``: per
+    library cell its pins' directions (:class:`lego_build.targets.stdcell.Library`)."""
     mod = netlist["modules"][top]
-    pins = lib_pins(lib_path)
+    pins = dict(lib_pins)
     for name, m in netlist["modules"].items():  # the black-box macros
         if name != top:
             pins[name] = {p: rec["direction"] for p, rec in m["ports"].items()}
@@ -138,7 +119,7 @@ def repair(netlist: dict, top: str, lib_path: Path, buffer_cell: str = "BUFX4", 
         return _esc(names.get(b, f"_n{b}_"))
 
     sinks: dict = {}
-    clocks = {b for b in mod["ports"].get("clk", {}).get("bits", [])}
+    clocks = set(mod["ports"].get("clk", {}).get("bits", []))
     cells = sorted(kept.items())
     for cname, cell in cells:
         dirs = pins[cell["type"]]
@@ -334,7 +315,7 @@ def analyse(sta_bin: str, flat: Path, hier: dict, lib, top: str, period_ns: floa
     kept paths' reports); Fmax, the worst slack at ``period_ns``, the worst paths by class
     (:func:`paths`, classes from the hierarchical netlist ``hier``) and what the repair did."""
     netlist = json.loads((flat / "netlist.json").read_text())
-    verilog, info = repair(netlist, top, lib.path)
+    verilog, info = repair(netlist, top, lib.pins)
     (flat / "repaired.v").write_text(verilog)
     cells = [c["type"] for c in netlist["modules"][top]["cells"].values() if c["type"] in lib.area]
     mean = sum(lib.area[c] for c in cells) / max(1, len(cells))

@@ -115,7 +115,7 @@ class MemSystem:
     drain: int  # the array's cycles after its last step
     read_drain: int = 0  # cycles after the last step until its last input-bank read (0: drain)
 
-    @property
+    @cached_property
     def rate(self) -> float:
         return min(1.0, self.bytes_per_cycle / self.bus_bytes)
 
@@ -251,6 +251,98 @@ class _Channel:
         return max(0.0, total)
 
 
+    def lengthen(self, first: float, end: float, tail: float, rows: int, stream: float, yielded: float) -> float:
+        """A store's end when its window from ``first`` to ``end - tail`` loses ``yielded`` of the
+        read beats in it: ``end = first + max(rows, stream + yielded * busy(first, end - tail)) + tail``
+        iterated from ``end`` (at most 64 times), :meth:`busy` inlined with its lower end fixed."""
+        starts, ends, prefix = self.starts, self.ends, self.prefix
+        i0 = bisect_right(ends, first)
+        if i0 >= len(starts):  # no read beat after first
+            return end
+        p0, m0 = prefix[i0], max(0.0, first - starts[i0])
+        i1 = i0
+        for _ in range(64):
+            hi = end - tail
+            i1 = bisect_left(starts, hi, i1)
+            busy = 0.0
+            if i0 < i1:  # max(0, ...) as conditionals: the same values, without the calls
+                over = ends[i1 - 1] - hi
+                total = prefix[i1] - p0 - m0 - (over if over > 0.0 else 0.0)
+                busy = total if total > 0.0 else 0.0
+            need = stream + yielded * busy
+            longer = first + (need if need > rows else rows) + tail
+            if longer <= end + 1e-9:
+                break
+            end = longer
+        return end
+
+
+class _TilePlan:
+    """What :func:`layer_cycles` needs of each tile of ``grid``, worked out once per kind of tile:
+    a tile's bounds depend only on which of its levels are at their last trip, so its steps, the
+    bursts of the input tensors it loads (:func:`bursts`) and of the output it stores come from a
+    table keyed by that pattern and the tensors its moving levels index (tensors packing several
+    rows per beat add the tile's offsets modulo their packing). Tiles in the order of
+    ``np.ndindex(*grid.tiles)``."""
+
+    def __init__(self, grid: Grid, inputs: list[Traffic], out: Traffic, reduction: np.ndarray, bus: int) -> None:
+        n = grid.tiles
+        levels = len(n)
+        idx = np.indices(n).reshape(levels, -1).T if levels else np.zeros((1, 0), dtype=np.int64)
+        self.count = len(idx)
+        last = idx == np.array(n) - 1
+        moved = np.ones_like(last)
+        moved[1:] = idx[1:] != idx[:-1]
+        weights = 1 << np.arange(levels, dtype=np.int64)
+        pattern = (last * weights).sum(axis=1)
+        loads = np.zeros(self.count, dtype=np.int64)
+        for k, t in enumerate(inputs):
+            dep = np.array(t.depends, dtype=bool)
+            loads |= (moved & dep).any(axis=1).astype(np.int64) << k
+        loads[0] = (1 << len(inputs)) - 1  # the first tile loads every input
+        packed = [k for k, t in enumerate(inputs) if t.fill > 1]
+        full, rem = grid.full, grid.rem
+        bounds = {}
+
+        def bounds_of(code: int) -> tuple[int, ...]:
+            if code not in bounds:
+                bounds[code] = tuple(r if code >> l & 1 else f for l, (f, r) in enumerate(zip(full, rem)))
+            return bounds[code]
+
+        table: dict = {}
+        moves = []
+        for j, (code, mask) in enumerate(zip(pattern.tolist(), loads.tolist())):
+            key = (code, mask) if not packed else (code, mask, tuple((idx[j] * full).tolist()))
+            seg = table.get(key)
+            if seg is None:
+                b = bounds_of(code)
+                start = tuple(int(i) * f for i, f in zip(idx[j], full))
+                seg = table[key] = tuple(bursts(t, b, bus, start) for k, t in enumerate(inputs) if mask >> k & 1)
+            moves.append(seg)
+        self.moves = moves
+        self.keys = [id(m) for m in moves]
+        codes = pattern.tolist()
+        steps = {code: prod(bounds_of(code)) for code in set(codes)}
+        self.steps = [steps[c] for c in codes]
+        self.firsts = (~(idx.astype(bool) & reduction).any(axis=1)).tolist()
+        stored = (last | ~reduction).all(axis=1).tolist()
+        ends = {}
+        for c, s in zip(codes, stored):
+            if s and c not in ends:
+                b = bounds_of(c)
+                ends[c] = (prod(x for x, d in zip(b, out.depends) if d), bursts(out, b, bus)[1])
+        self.ends = [ends[c] if s else None for c, s in zip(codes, stored)]
+        self._spans: dict = {}
+
+    def waves(self, ms: MemSystem, j: int, idle: float) -> tuple[tuple[float, float], ...]:
+        """:func:`waves` of tile ``j``'s load, memoised by its segments and the credit ``idle`` gives."""
+        key = (self.keys[j], round(ms.credit(idle), 3))
+        spans = self._spans.get(key)
+        if spans is None:
+            spans = self._spans[key] = waves(ms, self.moves[j], idle)
+        return spans
+
+
 def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
     """Predicted cycles of the whole layer, with the parts: compute (the array's steps), load,
     and the bursts' beats.
@@ -263,19 +355,9 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
     it, by which time every load that can overlap it is placed."""
     out = next(t for t in tensors if t.output)
     inputs = [t for t in tensors if not t.output]
-    reduction = tuple(not d for d in out.depends)
-    tiles = list(np.ndindex(*grid.tiles))
-    moves = []  # per tile: the (bursts, beats) of each input tensor its tile changes, in the DMA's order
-    for j, idx in enumerate(tiles):
-        b = grid.bounds(idx)
-        moved = [j == 0 or i != p for i, p in zip(idx, tiles[j - 1])]
-        segments = []
-        for t in inputs:
-            # the first tile loads every input; later ones only what their moving levels index (the
-            # rest stays in its half), so a tensor held whole in the array (no level indexes it) once
-            if j == 0 or any(mv and d for mv, d in zip(moved, t.depends)):
-                segments.append(bursts(t, b, ms.bus_bytes, tuple(i * f for i, f in zip(idx, grid.full))))
-        moves.append(tuple(segments))
+    reduction = np.array([not d for d in out.depends], dtype=bool)
+    plan = _TilePlan(grid, inputs, out, reduction, ms.bus_bytes)
+    moves = plan.moves
     channel = _Channel()
     load_end: list[float] = []
     load_total = 0.0
@@ -286,7 +368,7 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
         # the DRAM's bucket fills while no beat passes: since the last read or known store beat
         # (before the first load: the host's set-up, so full)
         quiet = begin + ms.latency + 2 - max(channel.last(begin), written)
-        spans = waves(ms, moves[j], quiet)
+        spans = plan.waves(ms, j, quiet)
         load = spans[-1][1] if spans else 0.0
         load_total += load
         load_end.append(begin + load)
@@ -315,39 +397,35 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
             fast = min(rec[2], ms.credit(first - max(channel.last(first), written)))
             stream, rows = fast + (rec[2] - fast) / ms.rate, store_rows(rec[1])
             end = first + max(stream, rows) + tail
-            for _ in range(64):  # the read beats inside the store's data window lengthen it
-                # its write beats run from STORE_DATA after its start to the write response's latency
-                # (and the done flag) before its end
-                longer = first + max(rows, stream + yielded * channel.busy(first, end - tail)) + tail
-                if longer <= end + 1e-9:
-                    break
-                end = longer
+            # the read beats inside the store's data window (its write beats run from STORE_DATA
+            # after its start to the write response's latency and the done flag before its end)
+            # lengthen it
+            end = channel.lengthen(first, first + max(stream, rows) + tail, tail, rows, stream, yielded)
             rec[3] = end
             written = end - tail
             ended += 1
         return stores[o][3]
 
-    for j in range(min(2, len(tiles))):
+    count = plan.count
+    for j in range(min(2, count)):
         place_load(j, 0.0)
     started, steps_end, last_fin = -1.0, 0.0, 0.0
     fins = [-1.0, -1.0]  # by tile parity: when the tile two back drained
     out_tile, total_beats, compute_total = -1, sum(bb for segs in moves for _, bb in segs), 0.0
-    for j, idx in enumerate(tiles):
-        b = grid.bounds(idx)
-        first = not any(i and r for i, r in zip(idx, reduction))
+    drain, read_drain, program = ms.drain, (ms.read_drain or ms.drain), ms.program_cycles
+    for j, (steps, first, ends) in enumerate(zip(plan.steps, plan.firsts, plan.ends)):
         if first:
             out_tile += 1
         ready = max(load_end[j], store_end(out_tile - 2) if first and out_tile >= 2 else 0.0) + 1
-        started = max(ready, started + ms.program_cycles + 2, steps_end, fins[j % 2] + 1)  # two in flight
-        steps_end = started + prod(b) + 1
-        compute_total += prod(b)
-        last_fin = fins[j % 2] = started + prod(b) + ms.drain
-        if j + 2 < len(tiles):
-            place_load(j + 2, started + prod(b) + (ms.read_drain or ms.drain) + 1)  # the half tile j read
-        if all(i == n - 1 or not r for i, n, r in zip(idx, grid.tiles, reduction)):  # ends its output tile
-            _, sb = bursts(out, b, ms.bus_bytes)
-            total_beats += sb
-            stores.append([last_fin, prod(x for x, d in zip(b, out.depends) if d), sb, None])
+        started = max(ready, started + program + 2, steps_end, fins[j % 2] + 1)  # two in flight
+        steps_end = started + steps + 1
+        compute_total += steps
+        last_fin = fins[j % 2] = started + steps + drain
+        if j + 2 < count:
+            place_load(j + 2, started + steps + read_drain + 1)  # the half tile j read
+        if ends is not None:  # ends its output tile: (rows, beats) it stores
+            total_beats += ends[1]
+            stores.append([last_fin, ends[0], ends[1], None])
     last = store_end(len(stores) - 1) if stores else last_fin
     cycles = max(last, ms.latency + total_beats * ms.bus_bytes / ms.bytes_per_cycle) + 1
     return {"cycles": round(cycles), "compute": round(compute_total), "load": round(load_total),

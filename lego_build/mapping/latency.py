@@ -42,7 +42,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from math import ceil, prod
+from math import ceil, lcm, prod
 
 import numpy as np
 
@@ -301,6 +301,7 @@ class _TilePlan:
             loads |= (moved & dep).any(axis=1).astype(np.int64) << k
         loads[0] = (1 << len(inputs)) - 1  # the first tile loads every input
         packed = [k for k, t in enumerate(inputs) if t.fill > 1]
+        modulus = lcm(*(inputs[k].fill for k in packed)) if packed else 1
         full, rem = grid.full, grid.rem
         bounds = {}
 
@@ -312,7 +313,8 @@ class _TilePlan:
         table: dict = {}
         moves = []
         for j, (code, mask) in enumerate(zip(pattern.tolist(), loads.tolist())):
-            key = (code, mask) if not packed else (code, mask, tuple((idx[j] * full).tolist()))
+            # a packed tensor's bursts see the tile's offsets modulo its packing (:func:`bursts`)
+            key = (code, mask) if not packed else (code, mask, tuple((idx[j] * full % modulus).tolist()))
             seg = table.get(key)
             if seg is None:
                 b = bounds_of(code)

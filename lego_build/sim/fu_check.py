@@ -19,6 +19,7 @@ from veriloggen import Cat, Int, Module, StubModule
 from lego_build.errors import StageError
 from lego_build.fulang.emit import mk_fu
 from lego_build.fulang.expr import FU, Vec, evaluate
+from lego_build.sim import objcache
 from lego_build.sim.verilator import require_verilator
 
 MAIN = r"""
@@ -82,21 +83,29 @@ def harness(fu: FU) -> Module:
 
 
 def build(fu: FU, work: Path) -> Path:
-    """Verilate the FU and its harness in ``work``; returns the binary."""
-    require_verilator()
+    """Verilate the FU and its harness in ``work``; returns the binary (from the model cache of
+    :mod:`.objcache` when the same FU, harness and tools were built before)."""
+    verilator = require_verilator()
     work.mkdir(parents=True, exist_ok=True)
     (work / f"lego_fu_{fu.name}.v").write_text(mk_fu(fu).to_verilog())
     (work / "tb_fu.v").write_text(harness(fu).to_verilog())
     (work / "filelist.f").write_text(f"lego_fu_{fu.name}.v\n")  # the FU alone, for lint
     din_bits, dout_bits = _widths(fu)
-    (work / "main.cpp").write_text(MAIN.replace("@IN_WORDS@", str(-(-din_bits // 32)))
-                                   .replace("@OUT_WORDS@", str(-(-dout_bits // 32))))
-    proc = subprocess.run(["verilator-cli", "--cc", "--exe", "--build", "-j", "2", "-Wno-fatal", "-Wno-WIDTHEXPAND",
-                           "--top-module", "tb_fu", "--Mdir", "obj", "tb_fu.v", f"lego_fu_{fu.name}.v", "main.cpp"],
+    main = MAIN.replace("@IN_WORDS@", str(-(-din_bits // 32))).replace("@OUT_WORDS@", str(-(-dout_bits // 32)))
+    (work / "main.cpp").write_text(main)
+    flags = ["--cc", "--exe", "--build", "-j", "2", "-Wno-fatal", "-Wno-WIDTHEXPAND", "--top-module", "tb_fu",
+             "--Mdir", "obj"]
+    sources = [work / "tb_fu.v", work / f"lego_fu_{fu.name}.v"]
+    key = objcache.model_key(verilator, flags, main, sources)
+    cached = objcache.model(key)
+    if cached is not None:
+        return cached
+    proc = subprocess.run([verilator, *flags, *(p.name for p in sources), "main.cpp"],
                           cwd=work, capture_output=True, text=True)
     if proc.returncode:
         raise StageError(f"FU {fu.name}: Verilator build failed: {proc.stderr.strip().splitlines()[-1:]}")
-    return work / "obj" / "Vtb_fu"
+    binary = work / "obj" / "Vtb_fu"
+    return objcache.store_model(key, binary) or binary
 
 
 def pack(fu: FU, inputs: dict[str, np.ndarray]) -> list[int]:

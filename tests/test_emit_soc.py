@@ -35,6 +35,33 @@ def _verilator_env(monkeypatch):
         monkeypatch.setenv("MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include")
 
 
+def cocotb_build(runner, sources: list[Path], top: str, tmp_path: Path) -> Path:
+    """``runner.build`` of ``sources`` into a build directory keyed by their content, the top,
+    cocotb's and Verilator's versions (in the model cache's root, as :mod:`lego_build.sim.objcache`
+    keys simulation binaries; ``tmp_path`` with the cache off): the same Verilog again is not
+    compiled again. A build that finished leaves a ``done`` mark; an unfinished one is redone."""
+    import hashlib
+
+    import cocotb
+
+    from lego_build.runtime.userdirs import cache_root
+    from lego_build.runtime.tools import tool_version
+    from lego_build.sim.verilator import require_verilator
+
+    h = hashlib.sha256(f"{top}\0{cocotb.__version__}\0{tool_version(require_verilator())}".encode())
+    for src in sources:
+        h.update(src.name.encode() + b"\0" + src.read_bytes())
+    root = cache_root()
+    build = (root / "cocotb-builds" / h.hexdigest()) if root is not None else tmp_path / "build"
+    if not (build / "done").is_file():
+        shutil.rmtree(build, ignore_errors=True)
+        build.mkdir(parents=True)
+        runner.build(sources=sources, hdl_toplevel=top, build_dir=build, build_args=["-Wno-fatal"],
+                     log_file=tmp_path / "build.log")
+        (build / "done").write_text("")
+    return build
+
+
 def test_layer_through_cocotbext_axi_models(tmp_path, monkeypatch):
     _verilator_env(monkeypatch)
     design = tmp_path / "design"
@@ -61,12 +88,11 @@ def test_layer_through_cocotbext_axi_models(tmp_path, monkeypatch):
              ctrl=CTRL, status=STATUS, max_cycles=200_000)
     sources = [design / "rtl" / ln for ln in (design / "rtl" / "filelist.f").read_text().split()]
     runner = cocotb_tools.get_runner("verilator")
-    runner.build(sources=sources, hdl_toplevel="lego_soc", build_dir=tmp_path / "build",
-                 build_args=["-Wno-fatal"], log_file=tmp_path / "build.log")
+    build = cocotb_build(runner, sources, "lego_soc", tmp_path)
     out = tmp_path / "out.npy"
     shutil.copy(Path(__file__).parent / "cocotb" / "soc_axi.py", tmp_path)  # cocotb imports it from test_dir
-    results = runner.test(test_module="soc_axi", hdl_toplevel="lego_soc", build_dir=tmp_path / "build",
-                          test_dir=tmp_path, log_file=tmp_path / "test.log",
+    results = runner.test(test_module="soc_axi", hdl_toplevel="lego_soc", hdl_toplevel_lang="verilog", build_dir=build,
+                          test_dir=tmp_path, log_file=tmp_path / "test.log", results_xml=str(tmp_path / "results.xml"),
                           extra_env={"LEGO_SOC_CASE": str(case), "LEGO_SOC_OUT": str(out)})
     total, failed = cocotb_tools.get_results(results)
     assert (total, failed) == (1, 0), (tmp_path / "test.log").read_text()[-3000:]

@@ -236,7 +236,7 @@ def test_pipelined_ppu_lane_matches_the_golden_ppu_under_stalls(tmp_path, monkey
     cocotb_tools = pytest.importorskip("cocotb_tools.runner", reason="cocotb is a [dev] extra")
     from pathlib import Path
 
-    from test_emit_soc import _verilator_env
+    from test_emit_soc import _verilator_env, cocotb_build
 
     from rtl_templates_free import mk_ppu_lane_pipe
 
@@ -245,11 +245,10 @@ def test_pipelined_ppu_lane_matches_the_golden_ppu_under_stalls(tmp_path, monkey
     src = tmp_path / f"{lane.name}.v"
     src.write_text(lane.to_verilog())
     runner = cocotb_tools.get_runner("verilator")
-    runner.build(sources=[src], hdl_toplevel=lane.name, build_dir=tmp_path / "build", build_args=["-Wno-fatal"],
-                 log_file=tmp_path / "build.log")
+    build = cocotb_build(runner, [src], lane.name, tmp_path)
     shutil.copy(Path(__file__).parent / "cocotb" / "ppu_lane.py", tmp_path)
     try:  # this cocotb's runner exits when a test fails: its results file says why
-        runner.test(test_module="ppu_lane", hdl_toplevel=lane.name, build_dir=tmp_path / "build",
+        runner.test(test_module="ppu_lane", hdl_toplevel=lane.name, hdl_toplevel_lang="verilog", build_dir=build,
                     test_dir=tmp_path, extra_env={"LANE_WIDTH": str(width), "LANE_VECTORS": "400"},
                     results_xml=str(tmp_path / "results.xml"))
     except SystemExit:

@@ -44,8 +44,8 @@ def cocotb_build(runner, sources: list[Path], top: str, tmp_path: Path) -> Path:
 
     import cocotb
 
-    from lego_build.runtime.userdirs import cache_root
     from lego_build.runtime.tools import tool_version
+    from lego_build.runtime.userdirs import cache_root
     from lego_build.sim.verilator import require_verilator
 
     h = hashlib.sha256(f"{top}\0{cocotb.__version__}\0{tool_version(require_verilator())}".encode())

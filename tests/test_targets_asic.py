@@ -186,3 +186,24 @@ def test_a_synthesis_of_the_same_verilog_is_taken_from_the_netlist_cache(tmp_pat
     design(5)
     other = run("c")
     assert runs() == 2 and other["area_um2"] != first["area_um2"]
+
+
+def test_the_netlist_cache_keeps_the_most_recently_used_entries_within_its_limit(tmp_path):
+    """Entries of 1, 2 and 3 MB, the oldest used first; a 4 MB limit removes the least recently
+    used until the rest fits, never the entry just stored."""
+    import os
+
+    from lego_build.targets import netcache
+
+    root = tmp_path / "netlists"
+    entries = []
+    for age, mb in enumerate((1, 2, 3)):
+        d = root / "ab" / f"ab{age}"
+        d.mkdir(parents=True)
+        (d / "flat.json").write_bytes(b"x" * mb * 1024 ** 2)
+        os.utime(d, (1000 + age, 1000 + age))
+        entries.append(d)
+    os.utime(entries[0], (2000, 2000))  # the 1 MB entry used last
+    removed = netcache.evict(root, keep=entries[2], limit=4 * 1024 ** 2)
+    assert removed == [entries[1]] and entries[0].is_dir() and entries[2].is_dir()
+    assert netcache.evict(root, keep=entries[2], limit=1) == [entries[0]] and entries[2].is_dir()

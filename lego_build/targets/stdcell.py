@@ -32,20 +32,16 @@ ABC, OpenSTA, the OSU cell libraries), on ``lego_soc`` (the array and its memory
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from lego_build.errors import StageError
-from lego_build.runtime.tools import Tool, tool_version
-from lego_build.runtime.userdirs import cache_root
-from lego_build.targets import timing
+from lego_build.runtime.tools import Tool
+from lego_build.targets import netcache, timing
 from lego_build.targets.models import SCALE_TO, scaled, sram_macro
 from lego_build.targets.yosys import rtl_sources
 
@@ -132,10 +128,9 @@ NETLIST_FILES = ("stat.txt", "netlist.v", "netlist.json", "flat.json")
 
 def _yosys(rtl: Path, files: list[str], banks: list[str], lib: Library, top: str, out: Path) -> None:
     """Synthesise ``top`` to ``lib``'s cells into ``out`` (:data:`NETLIST_FILES`), or take the
-    netlists of an earlier synthesis of the same Verilog, library, options and Yosys
-    (:func:`_netlist_key`: a ``target.seed`` or ``target.scope`` change, a calibration after a build,
-    another design directory of the same arch), which the cache root keeps
-    (:func:`lego_build.runtime.userdirs.cache_root`, ``netlists/``)."""
+    netlists of an earlier synthesis of the same Verilog, library, options and Yosys (a
+    ``target.seed`` or ``target.scope`` change, a calibration after a build, another design
+    directory of the same arch), which :mod:`lego_build.targets.netcache` keeps."""
     yosys = YOSYS.path()
     abc = out / "abc.script"
     abc.write_text(ABC_SCRIPT)
@@ -155,50 +150,16 @@ def _yosys(rtl: Path, files: list[str], banks: list[str], lib: Library, top: str
             # against 4.3), joined for one timing graph
             "flatten", "opt_clean -purge", f"write_json {dst}/flat.json"]
 
-    cached = _netlist_dir(_netlist_key(yosys, steps("<rtl>", "<out>"), [rtl / f for f in files], lib))
-    if cached is not None and all((cached / f).is_file() for f in NETLIST_FILES):
-        for f in NETLIST_FILES:
-            shutil.copyfile(cached / f, out / f)
+    inputs = [lib.path, *(rtl / f for f in files)]
+    cached = netcache.entry(netcache.key(yosys, steps("<rtl>", "<out>"), ABC_SCRIPT, inputs))
+    if netcache.take(cached, NETLIST_FILES, out):
         return
     proc = subprocess.run([yosys, "-q", "-p", "; ".join(steps(str(rtl), str(out)))], capture_output=True, text=True)
     if proc.returncode != 0 or not (out / "netlist.json").exists():
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise StageError(f"yosys (standard cells) failed: {tail[0]}")
     if cached is not None:
-        _store_netlists(out, cached)
-
-
-def _netlist_key(yosys: str, steps: list[str], sources: list[Path], lib: Library) -> str:
-    """The content key of a synthesis: Yosys's resolved path and version, its script (paths
-    written as placeholders), the ABC script, the Liberty file's and every Verilog file's bytes."""
-    h = hashlib.sha256()
-    for part in (str(Path(yosys).resolve()), tool_version(yosys, "-V"), "\n".join(steps), ABC_SCRIPT):
-        h.update(part.encode() + b"\0\1")
-    for path in (lib.path, *sources):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0\1")
-    return h.hexdigest()
-
-
-def _netlist_dir(key: str) -> Path | None:
-    root = cache_root()
-    return None if root is None else root / "netlists" / key[:2] / key
-
-
-def _store_netlists(out: Path, cached: Path) -> None:
-    """Keep a synthesis's netlists under its key: written beside, then renamed into place (a
-    concurrent build's copy, or a read-only or full cache, only skips)."""
-    if cached.is_dir():
-        return
-    tmp = None
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{cached.name}.", dir=cached.parent))
-        for f in NETLIST_FILES:
-            shutil.copyfile(out / f, tmp / f)
-        os.replace(tmp, cached)
-    except OSError:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+        netcache.store(out, cached, NETLIST_FILES)
 
 
 def _sta(netlist: Path, lib: Library, tops: list[str], period_ns: float, activity: float) -> dict:

@@ -67,6 +67,10 @@ RUNS = {
     "resnet18-gemmini_like": ["arch=gemmini_like", "workload=resnet18"],
     "mobilenetv2-gemmini_like": ["arch=gemmini_like", "workload=mobilenetv2"],
     "resnet50-eyeriss": ["arch=eyeriss", "workload=resnet50"],
+    # seed 004 §6's switchable MN / IC-OC / OH-OW array (issue 44 acceptance 3: bit-exact, model error <= 2 %
+    # after the memory system's write path was pipelined)
+    "resnet18-lego_mnicoc": ["arch=lego_mnicoc", "workload=resnet18"],
+    "mobilenetv2-lego_mnicoc": ["arch=lego_mnicoc", "workload=mobilenetv2"],
 }
 QUICK = {"gemm-4x4": ["workload=gemm", "workload.M=8", "workload.N=8", "workload.K=8"]}
 IDEAL = {"resnet18": 1_814_073_344}

@@ -250,7 +250,6 @@ class _Channel:
         total = self.prefix[i1] - self.prefix[i0] - max(0.0, lo - self.starts[i0]) - max(0.0, self.ends[i1 - 1] - hi)
         return max(0.0, total)
 
-
     def lengthen(self, first: float, end: float, tail: float, rows: int, stream: float, yielded: float) -> float:
         """A store's end when its window from ``first`` to ``end - tail`` loses ``yielded`` of the
         read beats in it: ``end = first + max(rows, stream + yielded * busy(first, end - tail)) + tail``
@@ -299,7 +298,9 @@ class _TilePlan:
         for k, t in enumerate(inputs):
             dep = np.array(t.depends, dtype=bool)
             loads |= (moved & dep).any(axis=1).astype(np.int64) << k
-        loads[0] = (1 << len(inputs)) - 1  # the first tile loads every input
+        # the first tile loads every input; later ones only what their moving levels index (the rest
+        # stays in its half), so a tensor held whole in the array (no level indexes it) once
+        loads[0] = (1 << len(inputs)) - 1
         packed = [k for k, t in enumerate(inputs) if t.fill > 1]
         modulus = lcm(*(inputs[k].fill for k in packed)) if packed else 1
         full, rem = grid.full, grid.rem

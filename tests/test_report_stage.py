@@ -120,3 +120,17 @@ def test_layers_scope_takes_rtl_where_it_ran_and_the_latency_model_elsewhere(tmp
     qk = next(e for e in layers if e["name"].endswith("attn.qk"))
     row = f"| {qk['name']} | {qk['op']} | 12 | mapped | {qk['macs']:,} | {qk['cycles_model']:,} | latency model |"
     assert row in md
+
+
+@pytest.mark.parametrize("clock", [500, 1000])
+def test_throughput_at_the_designs_clock_and_at_1ghz_labelled(tmp_path, clock):
+    """Issue 44: GOP/s at the design's own clock first; seed 004's 1 GHz figure beside it, labelled,
+    when the clock is another (ops per cycle x 1 GHz), in report.md and the report.html card."""
+    run_all(compose(["target=rtl", f"arch.clock_mhz={clock}"]), tmp_path)
+    s = read_json(tmp_path / "summary.json")
+    line = next(ln for ln in (tmp_path / "report.md").read_text().splitlines() if "GOP/s" in ln)
+    assert f"{s['gops']:,.2f} GOP/s at {clock} MHz" in line
+    labelled = f"{s['ops_per_cycle']:,.2f} GOP/s at 1 GHz, seed 004's convention"
+    assert (labelled in line) == (clock != 1000)
+    assert ("at 1 GHz, seed 004" in (tmp_path / "report.html").read_text()) == (clock != 1000)
+    assert s["gops"] == pytest.approx(s["ops_per_cycle"] * clock / 1000, abs=1e-3)

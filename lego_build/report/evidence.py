@@ -137,3 +137,11 @@ def fmt_share(x: float) -> str:
     """A share in percent, two significant digits below 1 % (``0.027%``, not ``0.0%``)."""
     pct = 100 * x
     return f"{pct:.2g}%" if 0 < pct < 1 else f"{pct:.1f}%"
+
+
+def at_1ghz(summary: dict) -> str:
+    """The throughput at 1 GHz, as seed 004 §6 states its designs' (issue 44: the figures at each
+    design's own clock first, this one labelled); empty when the design's clock is 1 GHz."""
+    if summary.get("clock_mhz") in (None, 1000):
+        return ""
+    return f"; {summary['ops_per_cycle']:,.2f} GOP/s at 1 GHz, seed 004's convention"

@@ -32,6 +32,7 @@ def headline_lines(summary: dict) -> list[str]:
     covers = ("all layers" if not summary["layers_unmappable"] else
               f"mapped layers only, {summary['unmappable_mac_share']:.1%} of the MACs are in unmappable layers")
     rate = (f"{summary['gops']:,.2f} GOP/s at {summary['clock_mhz']:g} MHz ({summary['clock_source']})"
+            f"{evidence.at_1ghz(summary)}"
             if summary.get("gops") is not None else f"{summary['ops_per_cycle']:,.2f} ops per cycle (no clock)")
     lines = [f"* cycles **{summary['cycles']:,}** ({summary['cycles_source']}), array utilization "
              f"**{summary['utilization']:.1%}** (MACs / (cycles x {summary['array'][0] * summary['array'][1]} FUs)), "

@@ -40,19 +40,15 @@ def cocotb_build(runner, sources: list[Path], top: str, tmp_path: Path) -> Path:
     cocotb's and Verilator's versions (in the model cache's root, as :mod:`lego_build.sim.objcache`
     keys simulation binaries; ``tmp_path`` with the cache off): the same Verilog again is not
     compiled again. A build that finished leaves a ``done`` mark; an unfinished one is redone."""
-    import hashlib
-
     import cocotb
 
-    from lego_build.runtime.tools import tool_version
+    from lego_build.runtime.tools import content_key, tool_version
     from lego_build.runtime.userdirs import cache_root
     from lego_build.sim.verilator import require_verilator
 
-    h = hashlib.sha256(f"{top}\0{cocotb.__version__}\0{tool_version(require_verilator())}".encode())
-    for src in sources:
-        h.update(src.name.encode() + b"\0" + src.read_bytes())
+    key = content_key([top, cocotb.__version__, tool_version(require_verilator())], sources)
     root = cache_root()
-    build = (root / "cocotb-builds" / h.hexdigest()) if root is not None else tmp_path / "build"
+    build = (root / "cocotb-builds" / key) if root is not None else tmp_path / "build"
     if not (build / "done").is_file():
         shutil.rmtree(build, ignore_errors=True)
         build.mkdir(parents=True)

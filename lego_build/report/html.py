@@ -100,8 +100,7 @@ def _summary(h: dict, doc: dict) -> str:
              f"{h['mapper_gap']:.2f}x it)" if h.get("mapper_gap") is not None else "")
     rate = (f"{h['gops']:,.2f} GOP/s" if h.get("gops") is not None else f"{h.get('ops_per_cycle', 0):,.2f} ops/cycle")
     clock_of = esc(h.get("clock_source", "arch.clock_mhz") + evidence.at_1ghz(h))
-    rate_sub = (f"at {h['clock_mhz']:g} MHz ({clock_of}), "
-                "2 ops per MAC; "
+    rate_sub = (f"at {h['clock_mhz']:g} MHz ({clock_of}), 2 ops per MAC; "
                 if h.get("gops") is not None
                 else "per cycle (no clock known), 2 ops per MAC; ")
     bound_util = (f"; mapper's roofline {esc(fmt_pct(h.get('mapper_utilization')))}"

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from lego_build.errors import StageError
 
@@ -60,3 +62,15 @@ def tool_version(tool: str, flag: str = "--version") -> str:
         return subprocess.run([tool, flag], capture_output=True, text=True).stdout
     except OSError:
         return ""
+
+
+def content_key(parts: list[str], files: list[Path]) -> str:
+    """The SHA-256 key of a tool run's inputs: its ``parts`` (tool path and version, flags,
+    scripts) and the name and bytes of each of its ``files``; the caches of built models and
+    netlists key their entries by it."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode() + b"\0\1")
+    for path in files:
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0\1")
+    return h.hexdigest()

@@ -37,7 +37,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from lego_build.runtime.tools import tool_version
+from lego_build.runtime.tools import content_key, tool_version
 from lego_build.runtime.userdirs import cache_root
 
 
@@ -65,13 +65,8 @@ def model_dir() -> Optional[Path]:
 
 def model_key(verilator: str, flags: list[str], testbench: str, rtl_files: list[Path]) -> str:
     """The content key of a simulation binary (see the module docstring)."""
-    h = hashlib.sha256()
-    for part in (str(Path(verilator).resolve()), tool_version(verilator), "\0".join(flags), testbench,
-                 tool_version(os.environ.get("CXX", "c++"))):
-        h.update(part.encode() + b"\0\1")
-    for path in rtl_files:
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0\1")
-    return h.hexdigest()
+    return content_key([str(Path(verilator).resolve()), tool_version(verilator), "\0".join(flags), testbench,
+                        tool_version(os.environ.get("CXX", "c++"))], rtl_files)
 
 
 def _model_path(key: str) -> Optional[Path]:

@@ -6,13 +6,12 @@ design is hundreds of MB, so the cache keeps the most recently used entries up t
 always safe."""
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
-from lego_build.runtime.tools import tool_version
+from lego_build.runtime.tools import content_key, tool_version
 from lego_build.runtime.userdirs import cache_root
 
 #: the cache's size after a store (the entry just stored is kept whatever its size)
@@ -22,12 +21,7 @@ LIMIT_BYTES = 2 * 1024 ** 3
 def key(yosys: str, steps: list[str], abc_script: str, inputs: list[Path]) -> str:
     """The content key of a synthesis: Yosys's resolved path and version, its script (paths
     written as placeholders), the ABC script and the bytes of every input file."""
-    h = hashlib.sha256()
-    for part in (str(Path(yosys).resolve()), tool_version(yosys, "-V"), "\n".join(steps), abc_script):
-        h.update(part.encode() + b"\0\1")
-    for path in inputs:
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0\1")
-    return h.hexdigest()
+    return content_key([str(Path(yosys).resolve()), tool_version(yosys, "-V"), "\n".join(steps), abc_script], inputs)
 
 
 def entry(k: str) -> Path | None:

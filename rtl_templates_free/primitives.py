@@ -11,6 +11,8 @@ from math import ceil, log2
 
 from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
 
+from rtl_templates_free.arith import tree_product
+
 
 def sign_extend(sig, from_bits: int, to_bits: int):
     """``{{(to-from){sig[msb]}}, sig}``."""
@@ -218,6 +220,9 @@ def mk_add(in_bits: tuple[int, ...], out_bits: int) -> Module:
     return m
 
 
+MAC_LATENCY = 2  # mk_mac: product, then accumulate
+
+
 def mk_mac(a_bits: int, b_bits: int, acc_bits: int) -> Module:
     """Fused multiply-accumulate for FPGA DSP slices (latency 2): ``p <= a*b``, then
     ``y <= first ? p : y + p`` with ``first`` delayed one cycle to meet ``p``."""
@@ -313,19 +318,16 @@ def mk_ppu_lane_pipe(width: int) -> Module:
     lo_w = min(lo_bits + 17, pw)  # the low part times the scale: a narrow x's whole product fits in pw bits
     lo = m.Reg("lo", lo_w)
     lo_ext = m.Wire("lo_ext", lo_w)
-    s_lo = m.Wire("s_lo", lo_w)
     # the low part is unsigned when high bits follow it, else it is the whole (signed) x
-    m.Assign(lo_ext(Cat(Int(0, lo_w - lo_bits, base=10), x[0:lo_bits]) if hi_bits else sign_extend(x, width, lo_w)))
-    m.Assign(s_lo(sign_extend(scale, 16, lo_w)))
-    regs1 = [x1(x), mode1(mode), shift1(shift), lo(lo_ext * s_lo)]
+    # the partial products as carry-save trees (rtl_templates_free.arith, issue 44: Yosys's array
+    # multiplier was this stage's 4.9 ns)
+    m.Assign(lo_ext(tree_product(m, "lo_p", x, lo_bits, not hi_bits, scale, 16, True, lo_w)))
+    regs1 = [x1(x), mode1(mode), shift1(shift), lo(lo_ext)]
     if hi_bits:
         hi = m.Reg("hi", hi_bits + 16)
-        hi_ext, s_hi = m.Wire("hi_ext", hi_bits + 16), m.Wire("s_hi", hi_bits + 16)
         x_hi = m.Wire("x_hi", hi_bits)
         m.Assign(x_hi(x[lo_bits:width]))
-        m.Assign(hi_ext(sign_extend(x_hi, hi_bits, hi_bits + 16)))
-        m.Assign(s_hi(sign_extend(scale, 16, hi_bits + 16)))
-        regs1.append(hi(hi_ext * s_hi))
+        regs1.append(hi(tree_product(m, "hi_p", x_hi, hi_bits, True, scale, 16, True, hi_bits + 16)))
     x2, mode2, shift2 = m.Reg("x2", width), m.Reg("mode2", 2), m.Reg("shift2", 6)
     gone = m.Reg("gone")  # a shift of pw or more leaves 0 (the rounding half no longer fits in pw bits)
     rounded = m.Reg("rounded", pw)

@@ -83,7 +83,7 @@ def test_systolic_array_lp_beats_greedy_and_matches_every_path():
         base = d["mul_0_0"]
         for name, off in dag.anchors:  # FU s runs s·c cycles after FU 0 (eq. 3.6)
             assert d[name] - base == off
-        assert dag.latency == 1 + 7 + 7 + 1 + 1  # read, row skew, column skew, multiply, accumulate
+        assert dag.latency == 1 + 7 + 7 + 2 + 1  # read, row skew, column skew, operand + product, accumulate
 
 
 def test_bitwidth_pass_narrows_products_to_16_bits():

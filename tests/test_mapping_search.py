@@ -57,9 +57,9 @@ def test_search_rejects_with_reasons_and_keeps_reduction_innermost():
     assert temporal[-1]["dim"] == "k" and temporal[-1]["bound"] == 40
     assert {lp["dim"]: lp["bound"] for lp in temporal} == {"b": 1, "m": 4, "n": 3, "k": 40}
     assert result["utilization"] == 1.0
-    # one cycle to start, 480 steps, then skew 7+7, the read/multiply/accumulate pipeline and the
-    # output banks' read-modify-write cycle
-    assert result["compute_cycles"] == 1 + 4 * 3 * 40 + 14 + 3 + 1
+    # one cycle to start, 480 steps, then skew 7+7, the read/operand/multiply/accumulate pipeline
+    # and the output banks' read-modify-write cycle
+    assert result["compute_cycles"] == 1 + 4 * 3 * 40 + 14 + 4 + 1
     # the whole layer fits the L1 banks: one tile, every tensor crosses DRAM once
     assert result["schedule"]["tiles"] == {"b": [1, 1], "m": [1, 4], "n": [1, 3], "k": [1, 40]}
     assert result["accesses"]["dram/input"]["reads"] == 32 * 40
@@ -74,7 +74,7 @@ def test_small_buffer_tiles_through_dram_and_pays_refetches():
     assert small["schedule"]["tiles"]["k"][1] <= 16
     assert small["energy_breakdown_pj"]["dram"] == big["energy_breakdown_pj"]["dram"]
     tiles = 40 // small["schedule"]["tiles"]["k"][1]
-    assert small["compute_cycles"] == 480 + tiles * (1 + 14 + 3 + 1) > big["compute_cycles"]
+    assert small["compute_cycles"] == 480 + tiles * (1 + 14 + 4 + 1) > big["compute_cycles"]
     # 4 words per bank cannot hold the outputs either: inputs are fetched again per output tile
     tiny = _map(["workload.M=32", "workload.N=24", "workload.K=40", "arch.rows=8", "arch.cols=8",
                  "arch.buffer_depth=4"])
@@ -85,7 +85,7 @@ def test_small_buffer_tiles_through_dram_and_pays_refetches():
 def test_objectives_agree_on_this_mapspace():
     latency = _map(["mapper.objective=latency"])
     edp = _map(["mapper.objective=edp"])
-    assert latency["cycles"] == edp["cycles"] == 1 + 4 * 4 * 16 + 6 + 3 + 1  # + the read-modify-write cycle
+    assert latency["cycles"] == edp["cycles"] == 1 + 4 * 4 * 16 + 6 + 4 + 1  # + the read-modify-write cycle
 
 
 def test_network_layers_lowered_and_identical_layers_mapped_once():

@@ -127,9 +127,10 @@ def test_power_gating_lowers_the_measured_power_of_a_switchable_array(tmp_path):
     gated, plain = (read_artifact(tmp_path / d, "sim/result.json").products["asic"] for d in ("gated", "plain"))
     assert gated["top"] == "lego_top" and "memory system (DMA, sequencer, AXI)" not in gated["area_um2"]
     assert gated["clock_gating"]["gated_bits"] > 0 and "clock_gating" not in plain
-    # the flip-flops as synthesised toggle a fifth less, and draw less; the enables' multiplexers
-    # cost some of it back in the interconnect (the library has no clock-gating cell)
-    assert gated["register_toggle_rates"]["lego_top"] < 0.85 * plain["register_toggle_rates"]["lego_top"]
+    # the flip-flops as synthesised toggle about 13 % less (a fifth before issue 44's operand registers,
+    # which toggle in every dataflow), and draw less; the enables' multiplexers cost some of it back
+    # in the interconnect (the library has no clock-gating cell)
+    assert gated["register_toggle_rates"]["lego_top"] < 0.92 * plain["register_toggle_rates"]["lego_top"]
     assert gated["power_mw"][REGISTERS] < 0.97 * plain["power_mw"][REGISTERS]
     assert gated["clock_gating"]["saved_mw"] > 0  # the estimate for clock-gating cells, reported apart
     assert gated["power_total_mw"] - gated["clock_gating"]["saved_mw"] < plain["power_total_mw"]

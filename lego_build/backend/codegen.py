@@ -33,8 +33,11 @@ from lego_build.fulang.kinds import FUS
 from lego_build.ir.adg import ADG, TensorNet
 from lego_build.ir.dag import DAG, BufferSpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, Node, PortSpec, TensorSpec
 
-#: primitive latencies L_v (pipeline registers inside the primitive)
-LAT_READ, LAT_MUL, LAT_ADD, LAT_ACC = 1, 1, 1, 1
+#: primitive latencies L_v (pipeline registers inside the primitive). A multiplier's is 2 (issue 44):
+#: its operands registered, then its product. The bank read (a macro's access time, about 1.7 ns for
+#: 4096 x 8 bits at OSU 0.18 um) with the operand multiplexer, and the multiplier (about 3.2 ns for
+#: 8 x 8), are each near a 5 ns clock; together they were the array's worst path (5.3 ns)
+LAT_READ, LAT_MUL, LAT_ADD, LAT_ACC = 1, 2, 1, 1
 #: multiplier operand ports, one per input tensor (MAC: two; MTTKRP / TTMc: three)
 MUL_PORTS = ("a", "b", "c")
 

@@ -17,7 +17,7 @@ from lego_build.emit.fold import Banks, df_is, fold_input, fold_output
 from lego_build.fulang.kinds import FUS
 from lego_build.ir.dag import DAG, DelaySpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, Node, PortSpec
 from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_bank_rows, mk_fifo, mk_mac, mk_ppu, mk_table
-from rtl_templates_free.primitives import PPU_TABLE
+from rtl_templates_free.primitives import MAC_LATENCY, PPU_TABLE
 
 #: node kinds whose signals the controller drives (:func:`lego_build.emit.ctrl.mk_ctrl`): no instance of their own
 CONTROLLER_KINDS: tuple[str, ...] = ("ctrl", "agen", "cfg", "dfsel")
@@ -303,14 +303,25 @@ def _gate(t: _Top, n: Node) -> None:
     t.m.Assign(t.signal[(n.name, "out")](Mux(cond, t.inp[(n.name, "in")], Int(0, n.width, base=10))))
 
 
+def _operands(t: _Top, n: Node, ports: list, inner: int) -> list:
+    """``n``'s operand inputs through ``n.latency - inner`` operand registers each (issue 44:
+    the bank read and the operand multiplexer before a multiplier are a path of their own,
+    :data:`lego_build.backend.codegen.LAT_MUL`); the primitive itself has latency ``inner``."""
+    stages = n.latency - inner
+    return [(p, t.shift_register(f"{n.name}_op{p}", t.inp[(n.name, p)], 1 if p == "first" else
+                                 _width_of(t.dag, n.name, p), stages, ())
+             if stages else t.inp[(n.name, p)]) for p in ports]
+
+
 def _mul(t: _Top, n: Node) -> None:
-    """A multiplier of its FU kind (:data:`lego_build.fulang.kinds.FUS`)."""
+    """A multiplier of its FU kind (:data:`lego_build.fulang.kinds.FUS`, latency 1) behind its
+    operand registers."""
     dag, inp = t.dag, t.inp
     ports = [p for p in ("a", "b", "c") if (n.name, p) in inp]
     c_bits = _width_of(dag, n.name, "c") if "c" in ports else 0
     fu = FUS.get(n.spec(MulSpec).fu)
     mod = fu.make_mul(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width, c_bits)
-    t.m.Instance(t.use(mod), f"u_{n.name}", ports=[("clk", t.port["clk"])] + [(p, inp[(n.name, p)]) for p in ports]
+    t.m.Instance(t.use(mod), f"u_{n.name}", ports=[("clk", t.port["clk"])] + _operands(t, n, ports, 1)
                  + [("p", t.signal[(n.name, "p")])])
 
 
@@ -324,8 +335,8 @@ def _add(t: _Top, n: Node) -> None:
 def _mac(t: _Top, n: Node) -> None:
     mod = mk_mac(_width_of(t.dag, n.name, "a"), _width_of(t.dag, n.name, "b"), n.width)
     t.m.Instance(t.use(mod), f"u_{n.name}", ports=[
-        ("clk", t.port["clk"]), ("first", t.inp[(n.name, "first")]), ("a", t.inp[(n.name, "a")]),
-        ("b", t.inp[(n.name, "b")]), ("y", t.signal[(n.name, "y")])])
+        ("clk", t.port["clk"]), *_operands(t, n, ["first", "a", "b"], MAC_LATENCY),
+        ("y", t.signal[(n.name, "y")])])
 
 
 def _acc(t: _Top, n: Node) -> None:

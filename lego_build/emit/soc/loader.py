@@ -19,7 +19,7 @@ from __future__ import annotations
 from veriloggen import Cat, If, Mux, Posedge
 
 from lego_build.emit.soc.common import ADDR, Ctx, bit, first_set, ndf, num, ors, per_df, pick, wire
-from lego_build.emit.soc.walkers import address_channel, burst_geometry, geometry, issuer, pick_strides, walker
+from lego_build.emit.soc.walkers import address_channel, burst_geometry, issuer, pick_strides, walker
 from lego_build.ir.host import clog2
 
 
@@ -41,8 +41,8 @@ def _address_side(c: Ctx, ld: dict) -> None:
     lv, cw, tb, tensors, fills = hm.levels, hm.counter_bits, ld["tb"], ld["tensors"], ld["fills"]
     ar_t, ar_on, ar_restart = m.Reg("ar_t", tb), m.Reg("ar_on"), m.Reg("ar_restart")
     ar_more, ar_next_t = _after(c, ld["bits"], "ar", ar_t)
-    _, runs_last, run_beats, size, beat, run_pos = burst_geometry(c, "ar", ar_t, tb, tensors, w["ld_bounds"], fills,
-                                                                  rows_used=False)
+    _, runs_last, run_beats, size, beat, run_pos, ld["geo"] = burst_geometry(
+        c, "ar", ar_t, tb, tensors, w["ld_bounds"], fills, rows_used=False)
     ar_step, ar_start = m.Wire("arw_step"), m.Wire("arw_start")
     _, (ar_walk,), ar_walk_last = walker(
         m, c.clk, "arw", runs_last, cw, [(ADDR, pick(ar_t, tb, w["ld_bases"]), pick_strides(r["row"], ar_t, tb,
@@ -51,15 +51,12 @@ def _address_side(c: Ctx, ld: dict) -> None:
     for t, pos in run_pos.items():
         ls = sm.slot_bytes[t].bit_length() - 1  # log2 of a power of two
         m.Assign(pos(ar_walk[ls:ls + clog2(fills[t])]))
-    first, addr_r, rem_r, addr, rem, piece, alen, pbytes = issuer(c, "ar", ar_walk, run_beats, beat)
-    nxt = addr
-    if run_pos:  # a run may start mid-transfer: its next burst starts at the transfer after the last
-        nxt = wire(m, "ar_aligned", ADDR, pick(ar_t, tb, [Cat(addr[z:ADDR], num(0, z)) if z else addr
-                                                          for z in beat[2]]))
+    iss = issuer(c, "ar", ar_walk, run_beats, beat, align=bool(run_pos))
+    first = iss["first"]
     ob = clog2(sm.max_outstanding + 1)
     outstanding = m.Reg("ar_outstanding", ob)
     ar_hs, run_end = address_channel(c, "ar", ar_on & ~ar_restart & (outstanding < num(sm.max_outstanding, ob)),
-                                     ar_walk_last, ar_step, ar_start, ar_restart, (addr, rem, piece, alen), size)
+                                     ar_walk_last, ar_step, ar_start, ar_restart, iss, size)
     r_hs = m.Wire("r_hs")
     m.Assign(r_hs(mi["rvalid"] & mo["rready"]))
     r_burst_end = r_hs & mi["rlast"]
@@ -75,7 +72,7 @@ def _address_side(c: Ctx, ld: dict) -> None:
                     first(1),
                     If(ar_walk_last)(
                         If(~ar_more)(ar_on(0)).Else(ar_t(ar_next_t), ar_restart(1))))
-                .Else(first(0), addr_r(nxt + pbytes), rem_r(rem - piece)))))
+                .Else(first(0), iss["addr_r"](iss["addr_next"]), iss["rem_r"](iss["rem_next"])))))
     ld["r_hs"] = r_hs
 
 
@@ -89,9 +86,9 @@ def _run_walker(c: Ctx, ld: dict) -> dict:
     d["more"], d["next_t"] = _after(c, ld["bits"], "r", r_t)
     d["step"], d["start"] = m.Wire("rw_step"), m.Wire("rw_start")
     low = 12
-    geo = [geometry(c, t, w["ld_bounds"]) for t in tensors]
-    r_runs = [wire(m, f"rw_runs_last{l}", cw, pick(r_t, tb, [g[1][l] for g in geo])) for l in range(lv)]
-    r_run_last = wire(m, "r_run_last", cw, pick(r_t, tb, [g[2] for g in geo]))
+    runs_t, last_t = ld["geo"]  # the address side's registered geometry (issue 44: not the bounds' logic again)
+    r_runs = [wire(m, f"rw_runs_last{l}", cw, pick(r_t, tb, [g[l] for g in runs_t])) for l in range(lv)]
+    r_run_last = wire(m, "r_run_last", cw, pick(r_t, tb, last_t))
     _, (run_bank, d["run_low"]), d["walk_last"] = walker(
         m, c.clk, "rw", r_runs, cw,
         [(aw, num(0, aw), pick_strides(r["bank"], r_t, tb, tensors, lv)),
@@ -99,7 +96,10 @@ def _run_walker(c: Ctx, ld: dict) -> dict:
           [pick(r_t, tb, [r["row"][t][l][0:low] for t in tensors]) for l in range(lv)])],
         d["start"], d["step"])
     r_i = d["i"] = m.Reg("r_i", cw)  # rows of the run already written
-    d["left"] = wire(m, "r_left", cw, r_run_last - r_i)  # rows of the run after the first of this beat
+    # rows of the run after the first of this beat: r_run_last - r_i, kept in a register that counts
+    # down beside r_i (issue 44: not a subtraction in front of the beat's compares)
+    d["left"] = m.Reg("r_left", cw)
+    d["run_last"] = r_run_last
     d["bank_addr"] = wire(m, "r_bank_addr", aw, run_bank + (r_i[0:aw] if aw <= cw else Cat(num(0, aw - cw), r_i)))
     if aw < cw:
         c.unused.append((r_i[aw:cw], cw - aw))
@@ -206,21 +206,23 @@ def _data_side(c: Ctx, ld: dict) -> None:
                                               for mk in beat["mask"]])))
         m.Assign(core["dma_mask"](dma_mask))
     any_ = ld["any"]
+    left = d["left"]
+    taken = wire(m, "r_taken", cw, Cat(num(0, cw - fb), r_more_rows) + num(1, cw) if cw > fb else
+                 r_more_rows + num(1, cw))  # the rows this beat wrote
     m.Always(Posedge(c.clk))(
         dma_we(0), done(0),
         If(c.rst)(r_on(0), r_restart(0), r_beat(0), r_i(0))
         .Else(
             If(w["ld_start"])(r_on(any_), r_t(ld["first_t"]), r_restart(any_), r_beat(0), r_i(0), If(~any_)(done(1))),
-            If(r_restart)(r_restart(0)),
+            If(r_restart)(r_restart(0), left(d["run_last"])),
             If(r_hs)(
                 *[If(r_beat == num(k, bi))(slots[k](mi["rdata"])) for k in range(len(slots))],
                 If(row_end)(
                     r_beat(0), *writes,
                     If(run_fin)(
-                        r_i(0),
+                        r_i(0), left(d["run_last"]),
                         If(d["walk_last"])(If(~d["more"])(r_on(0), done(1)).Else(r_t(d["next_t"]), r_restart(1))))
-                    .Else(r_i(r_i + Cat(num(0, cw - fb), r_more_rows) + num(1, cw) if cw > fb else
-                              r_i + r_more_rows + num(1, cw))))
+                    .Else(r_i(r_i + taken), left(left - taken)))
                 .Else(r_beat(r_beat + 1)))))
     m.Assign(w["rd_beat"](r_hs))
     m.Assign(w["ld_done"](done))

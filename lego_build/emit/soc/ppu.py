@@ -45,8 +45,13 @@ def ppu_lanes(c: Ctx, name: str, values: list, out_bits: int, en) -> list:
     regs, out = c.w["ppu"], []
     for i, x in enumerate(values):
         v = m.Wire(f"{name}_ppu{i}", out_bits)
+        # each lane's copy of the scale (issue 44: one register driving every lane's multipliers was
+        # the write path's worst net); a layer's registers are written before its start, so the copy,
+        # a cycle behind, holds the layer's scale when the first word arrives
+        scale = m.Reg(f"{name}_scale{i}", 16)
+        m.Always(Posedge(c.clk))(scale(regs["scale"]))
         m.Instance(StubModule(mk_ppu_lane_pipe(out_bits).name), f"u_{name}_ppu{i}", ports=[
-            ("clk", c.clk), ("en", en), ("x", x), ("mode", regs["mode"][0:2]), ("scale", regs["scale"]),
+            ("clk", c.clk), ("en", en), ("x", x), ("mode", regs["mode"][0:2]), ("scale", scale),
             ("shift", regs["shift"]), ("y", v)])
         out.append(v)
     return out

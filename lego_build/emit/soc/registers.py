@@ -71,13 +71,16 @@ def registers(c: Ctx, s_in: dict, s_out: dict, irq) -> dict:
             If(w["err"])(axi_err(1))))
     ridx = m.Wire("axil_ridx", iw)
     m.Assign(ridx(s_in["araddr"][2:axw]))
-    value = num(0, 32)
-    for idx, reg in fields(c):
-        value = Mux(ridx == num(idx, iw), reg if reg.width == 32 else Cat(num(0, 32 - reg.width), reg), value)
-    for k, n in enumerate(COUNTERS):
-        value = Mux(ridx == num(CYCLES + k, iw), counters[n], value)
-    value = Mux(ridx == num(STATUS, iw), Cat(num(0, 29), axi_err, done, busy), value)
-    value = Mux(ridx == num(CTRL, iw), Cat(num(0, 30), irq_en, num(0, 1)), value)
+    # the read data: each register masked by its decoded index, ORed in a balanced tree (issue 44: a
+    # chain of multiplexers, one per register, was the slowest path of gemmini_like's memory system)
+    readable = [(idx, reg if reg.width == 32 else Cat(num(0, 32 - reg.width), reg)) for idx, reg in fields(c)]
+    readable += [(CYCLES + k, counters[n]) for k, n in enumerate(COUNTERS)]
+    readable += [(STATUS, Cat(num(0, 29), axi_err, done, busy)), (CTRL, Cat(num(0, 30), irq_en, num(0, 1)))]
+    assert len({idx for idx, _ in readable}) == len(readable), "two registers at one index"
+    terms = [Mux(ridx == num(idx, iw), word, num(0, 32)) for idx, word in readable]
+    while len(terms) > 1:
+        terms = [terms[i] | terms[i + 1] if i + 1 < len(terms) else terms[i] for i in range(0, len(terms), 2)]
+    value = terms[0]
     m.Always(Posedge(c.clk))(
         If(c.rst)(rvalid(0))
         .Elif(s_in["arvalid"] & ~rvalid)(

@@ -33,12 +33,11 @@ def _address_side(c: Ctx, t: int, runs_last: list, run_beats, size, beat) -> dic
     _, (aw_walk,), aw_walk_last = walker(m, c.clk, "aww", runs_last, cw, [(ADDR, w["st_base"], c.regs["row"][t])],
                                          aw_start, aw_step)
     a["walk_last"] = aw_walk_last
-    a["first"], a["addr_r"], a["rem_r"], addr, rem, piece, alen, pbytes = issuer(c, "aw", aw_walk, run_beats, beat)
-    a.update(addr=addr, rem=rem, piece=piece, alen=alen, pbytes=pbytes)
+    a.update(issuer(c, "aw", aw_walk, run_beats, beat))
     a["q"] = [m.Reg(f"wlen_q{k}", 8) for k in range(QUEUE)]
     a["q_wr"], a["q_rd"], a["q_n"] = m.Reg("wlen_wr", 2), m.Reg("wlen_rd", 2), m.Reg("wlen_n", 3)
     a["hs"], a["run_end"] = address_channel(c, "aw", a["on"] & ~a["restart"] & (a["q_n"] < num(QUEUE, 3)),
-                                            aw_walk_last, aw_step, aw_start, a["restart"], (addr, rem, piece, alen),
+                                            aw_walk_last, aw_step, aw_start, a["restart"], a,
                                             size)
     return a
 
@@ -158,7 +157,7 @@ def storer(c: Ctx) -> None:
     flag once every burst's response is in."""
     m, hm, w, core, mi, mo = c.m, c.hm, c.w, c.core, c.mi, c.mo
     t = len(hm.input_tensors)
-    rows_last, runs_last, run_beats, size, beat, _ = burst_geometry(c, "aw", num(0, 1), 1, [t], w["st_bounds"])
+    rows_last, runs_last, run_beats, size, beat, _, _ = burst_geometry(c, "aw", num(0, 1), 1, [t], w["st_bounds"])
     a = _address_side(c, t, runs_last, run_beats, size, beat)
     b = _bank_reads(c, t, rows_last)
     # the write path: a beat is taken from the head row into the first stage, moves through the
@@ -203,10 +202,10 @@ def storer(c: Ctx) -> None:
             If(b["restart"])(b["restart"](0)),
             # address channel
             If(aw_hs)(
-                *[If(q_wr == num(k, 2))(q[k](a["alen"][0:8])) for k in range(QUEUE)],
+                *[If(q_wr == num(k, 2))(q[k](a["alen"])) for k in range(QUEUE)],
                 q_wr(q_wr + 1),
                 If(a["run_end"])(a["first"](1), If(a["walk_last"])(a["on"](0)))
-                .Else(a["first"](0), a["addr_r"](a["addr"] + a["pbytes"]), a["rem_r"](a["rem"] - a["piece"]))),
+                .Else(a["first"](0), a["addr_r"](a["addr_next"]), a["rem_r"](a["rem_next"]))),
             If(aw_hs & ~(take & wlast))(q_n(q_n + 1)),
             If(~aw_hs & take & wlast)(q_n(q_n - 1)),
             If(aw_hs & ~(b_hs))(bursts(bursts + 1)),

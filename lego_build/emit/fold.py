@@ -181,32 +181,54 @@ def fold_output(c: Banks, out_rdata: list, dma_words: list) -> None:
     dma_slice, rd_slice = m.Reg("dma_rslice_q", gmax), m.Reg("rd_slice_q", gmax)
     m.Always(Posedge(p["clk"]))(dma_slice(dma_l[0:gmax]), rd_slice(rd_l[0:gmax]))
 
-    def ports(u: int, s: int, g: int, h: int, rdata) -> tuple:
-        """(we, waddr, wdata, raddr) of a bank that is slice ``s`` of lane ``u``, half ``h``."""
+    def ports(u: int, s: int, g: int, h: int) -> tuple:
+        """(we, waddr, raddr) of a bank that is slice ``s`` of lane ``u``, half ``h``."""
         we, waddr, we_q, addr_q, data_q, d = lane[u]
         mine, mine_q = (c.tag_out[d], c.tag_out[d + 1]) if h else (~c.tag_out[d], ~c.tag_out[d + 1])
         dma_mine = p["dma_rhalf"] if h else ~p["dma_rhalf"]
 
         def hit(a):
             return a[0:g] == Int(s, g, base=10) if g else Int(1, 1)
-        return (we_q & mine_q & hit(addr_q), addr_q[g:g + ab], Mux(c.tag_acc[d + 1], rdata + data_q, data_q),
+        return (we_q & mine_q & hit(addr_q), addr_q[g:g + ab],
                 Mux(we & mine & hit(waddr), waddr[g:g + ab],
                     Mux(p["dma_ren"] & dma_mine, dma_l[g:g + ab], rd_l[g:g + ab])))
+
+    def written(j: int, halves: tuple):
+        """What bank ``j`` writes: one read-modify-write adder per bank, shared by its two halves
+        and every dataflow (issue 44: one per half and per writing lane made 992 32-bit adders in
+        lego_mnicoc's 16 x 16 array, 256 now). Only the half that the writing lane's output tag names is
+        written, so the sum reads that half; a dataflow that leaves the bank idle writes nothing
+        and shares another's multiplexer input."""
+        users = [r[j][0] if j in r else None for r in role]
+        busy = next(u for u in users if u is not None)
+        users = [busy if u is None else u for u in users]
+
+        def by_lane(make):
+            return c.per_df([(u, lambda u=u: make(*lane[u][4:])) for u in users])
+        rd, addend = m.Wire(f"wr_{hm.output_tensor}_{j}_rmw", buf.bits), \
+            m.Wire(f"wr_{hm.output_tensor}_{j}_addend", buf.bits)
+        m.Assign(rd(Mux(by_lane(lambda data_q, d: c.tag_out[d + 1]), halves[1], halves[0])))
+        m.Assign(addend(by_lane(lambda data_q, d: data_q)))
+        out = m.Wire(f"wr_{hm.output_tensor}_{j}_wdata", buf.bits)
+        m.Assign(out(Mux(by_lane(lambda data_q, d: c.tag_acc[d + 1]), rd + addend, addend)))
+        return out
 
     halves = {}
     for j in range(buf.lanes):
         for h in (0, 1):
-            rdata = halves[(j, h)] = m.Wire(f"wr_{hm.output_tensor}_{j}_rdata{h}", buf.bits)
+            halves[(j, h)] = m.Wire(f"wr_{hm.output_tensor}_{j}_rdata{h}", buf.bits)
+    for j in range(buf.lanes):
+        wdata = written(j, (halves[(j, 0)], halves[(j, 1)])) if any(j in r for r in role) else Int(0, buf.bits)
+        for h in (0, 1):
             dma_mine = p["dma_rhalf"] if h else ~p["dma_rhalf"]
-            idle = (Int(0, 1), dma_l[0:ab], Int(0, buf.bits),  # a bank no lane writes under a dataflow
-                    Mux(p["dma_ren"] & dma_mine, dma_l[0:ab], rd_l[0:ab]))
+            idle = (Int(0, 1), dma_l[0:ab], Mux(p["dma_ren"] & dma_mine, dma_l[0:ab], rd_l[0:ab]))
 
-            def pick(k, j=j, h=h, rdata=rdata, idle=idle):
-                return c.per_df([(r[j], lambda v=r[j]: ports(*v, h, rdata)[k]) if j in r else (None, lambda: idle[k])
+            def pick(k, j=j, h=h, idle=idle):  # a bank no lane writes under a dataflow: idle
+                return c.per_df([(r[j], lambda v=r[j]: ports(*v, h)[k]) if j in r else (None, lambda: idle[k])
                                  for r in role])
             m.Instance(c.use(mk_bank(buf.bits, buf.depth)), f"u_bank_{hm.output_tensor}_{j}_h{h}", ports=[
-                ("clk", p["clk"]), ("we", pick(0)), ("waddr", pick(1)), ("wdata", pick(2)), ("raddr", pick(3)),
-                ("rdata", rdata)])
+                ("clk", p["clk"]), ("we", pick(0)), ("waddr", pick(1)), ("wdata", wdata), ("raddr", pick(2)),
+                ("rdata", halves[(j, h)])])
     for u, n in writes.items():
         for name, half, slice_q, into in ((f"{n.name}_rdata", p["out_half"], rd_slice, out_rdata),
                                           (f"{n.name}_dma_word", p["dma_rhalf"], dma_slice, dma_words)):

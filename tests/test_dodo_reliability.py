@@ -201,7 +201,10 @@ def test_build_killed_during_the_verilator_compile(refs, tmp_path):
     for line in proc.stdout:
         if line.startswith(".  simulate"):
             break
-    time.sleep(2.0)  # without the runtime-object cache the compile takes about 6 s
+    deadline = time.monotonic() + 60  # the compile's scratch tree, once Verilator is writing it
+    while not list(Path(tempfile.gettempdir()).glob(f"{SCRATCH}{proc.pid}-*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # without the runtime-object cache the compile takes about 6 s
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL

@@ -1,6 +1,7 @@
 """target=asic: area by module class (SRAM included), Fmax and power from Yosys + ABC + OpenSTA
 on the OSU 0.18 µm library (Debian's qflow), issue 19."""
 import math
+import re
 import shutil
 
 import pytest
@@ -98,6 +99,14 @@ def test_asic_target_reports_area_by_class_fmax_and_power_on_a_4x4(tmp_path):
     assert [x["node_nm"] for x in a["scaled"]] == [28, 16]
     report = (tmp_path / "report.md").read_text()
     assert "### Physical figures (osu018_stdcells.lib, 180 nm, 1.8 V)" in report and "| SRAM banks |" in report
+    # the pipeline stages added for the clock: each multiplier's two 8-bit operands registered once,
+    # as many bits as the Verilog's operand registers hold, priced at the array's flip-flop area
+    pl = a["pipeline"]
+    verilog = (tmp_path / "rtl" / "lego_top.v").read_text()
+    regs = [int(w) for w in re.findall(r"reg \[(\d+)-1:0\] mul_\d+_\d+_op[abc]_\d+;", verilog)]
+    assert (pl["multipliers"], pl["cycles"], pl["bits"]) == (16, 1, 16 * (8 + 8)) and sum(regs) == pl["bits"]
+    assert math.isclose(pl["area_um2"], pl["bits"] * a["array_flop_um2"], abs_tol=1)
+    assert f"operand registers before 16 multipliers, {pl['bits']:,} bits" in report
     # energy of each simulated run: power x measured cycles / clock
     run = a["runs"][0]
     assert math.isclose(run["energy_nj"], a["power_total_mw"] * run["cycles"] / a["power_mhz"], rel_tol=1e-4)

@@ -303,11 +303,29 @@ def _gate(t: _Top, n: Node) -> None:
     t.m.Assign(t.signal[(n.name, "out")](Mux(cond, t.inp[(n.name, "in")], Int(0, n.width, base=10))))
 
 
-def _operands(t: _Top, n: Node, ports: list, inner: int) -> list:
-    """``n``'s operand inputs through ``n.latency - inner`` operand registers each (issue 44:
-    the bank read and the operand multiplexer before a multiplier are a path of their own,
-    :data:`lego_build.backend.codegen.LAT_MUL`); the primitive itself has latency ``inner``."""
-    stages = n.latency - inner
+#: the latency of the multiplying primitives themselves (``rtl_templates_free``); a node's
+#: latency beyond it is operand registers in front of the primitive (:func:`operand_stages`)
+INNER_LATENCY = {"mul": 1, "mac": MAC_LATENCY}
+_OPERAND_PORTS = {"mul": ("a", "b", "c"), "mac": ("first", "a", "b")}
+
+
+def operand_stages(dag: DAG) -> list[tuple[str, str, int, int]]:
+    """The operand registers the generator puts in front of the multiplying primitives
+    (issue 44: the bank read and the operand multiplexer before a multiplier are a path of
+    their own, :data:`lego_build.backend.codegen.LAT_MUL`): per node and port, (node, port,
+    bits, stages); ``stages = node latency - the primitive's own``."""
+    ports = {(e.dst, e.dst_port): e.width for e in dag.edges}
+    out = []
+    for n in dag.nodes:
+        stages = n.latency - INNER_LATENCY[n.kind] if n.kind in INNER_LATENCY else 0
+        out += [(n.name, p, 1 if p == "first" else ports[(n.name, p)], stages)
+                for p in _OPERAND_PORTS.get(n.kind, ()) if stages and (n.name, p) in ports]
+    return out
+
+
+def _operands(t: _Top, n: Node, ports: list) -> list:
+    """``n``'s operand inputs through their operand registers (:func:`operand_stages`)."""
+    stages = n.latency - INNER_LATENCY[n.kind]
     return [(p, t.shift_register(f"{n.name}_op{p}", t.inp[(n.name, p)], 1 if p == "first" else
                                  _width_of(t.dag, n.name, p), stages, ())
              if stages else t.inp[(n.name, p)]) for p in ports]
@@ -321,7 +339,7 @@ def _mul(t: _Top, n: Node) -> None:
     c_bits = _width_of(dag, n.name, "c") if "c" in ports else 0
     fu = FUS.get(n.spec(MulSpec).fu)
     mod = fu.make_mul(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width, c_bits)
-    t.m.Instance(t.use(mod), f"u_{n.name}", ports=[("clk", t.port["clk"])] + _operands(t, n, ports, 1)
+    t.m.Instance(t.use(mod), f"u_{n.name}", ports=[("clk", t.port["clk"])] + _operands(t, n, ports)
                  + [("p", t.signal[(n.name, "p")])])
 
 
@@ -335,7 +353,7 @@ def _add(t: _Top, n: Node) -> None:
 def _mac(t: _Top, n: Node) -> None:
     mod = mk_mac(_width_of(t.dag, n.name, "a"), _width_of(t.dag, n.name, "b"), n.width)
     t.m.Instance(t.use(mod), f"u_{n.name}", ports=[
-        ("clk", t.port["clk"]), *_operands(t, n, ["first", "a", "b"], MAC_LATENCY),
+        ("clk", t.port["clk"]), *_operands(t, n, ["first", "a", "b"]),
         ("y", t.signal[(n.name, "y")])])
 
 

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from lego_build.config.schema import ASIC_TOPS
+from lego_build.emit.top import operand_stages
 from lego_build.ir.dag import DelaySpec
 from lego_build.runtime.artifacts import read_artifact
 from lego_build.sim.verilator import VERILATOR
@@ -52,10 +53,23 @@ def physical(cfg, design_dir: Path, activity: dict | None = None, runs: list[dic
     print(f"simulate: asic ({out['library']}, {out['node_nm']:g} nm): {out['area_mm2']} mm2 with SRAM, "
           f"Fmax {out['fmax_mhz']} MHz, {out['power_total_mw']} mW at {out['power_mhz']:g} MHz "
           f"(toggle rates: {out['activity_source']})")
+    out["pipeline"] = pipeline(dag, out.get("array_flop_um2"))
     if runs:
         out["runs"] = run_energy(out, runs)
         out["model_check"] = energy_check.check(out, runs, layers)
     return out
+
+
+def pipeline(dag, flop_um2: float | None) -> dict:
+    """The pipeline stages the generator added for the clock (issue 44) in the array: operand
+    registers before the multipliers (:func:`lego_build.emit.top.operand_stages`), their bits,
+    their area at the array's mean flip-flop area as synthesised, and the cycles they add to
+    the array's latency (balanced by the delay-matching LP, counted by the latency model)."""
+    stages = operand_stages(dag)
+    bits = sum(b * k for _, _, b, k in stages)
+    return {"multipliers": len({n for n, *_ in stages}), "bits": bits,
+            "area_um2": round(bits * flop_um2) if flop_um2 else None,
+            "cycles": max((k for *_, k in stages), default=0), "array_latency": dag.latency}
 
 
 def run_energy(asic_figures: dict, runs: list[dict]) -> list[dict]:
@@ -81,6 +95,14 @@ def asic_lines(a: dict) -> list[str]:
     for c, v in sorted(a["area_um2"].items(), key=lambda kv: -kv[1]):
         out.append(f"| {c} | {v:,} | {v / total:.1%} | {a['power_mw'].get(c, 0.0):,.3f} |")
     out += timing_lines(a.get("timing"))
+    if a.get("pipeline", {}).get("bits"):
+        pl = a["pipeline"]
+        area = f", {pl['area_um2']:,} µm² ({pl['area_um2'] / total:.2%} of the area)" if pl["area_um2"] else ""
+        out += ["", f"Pipeline stages added for the clock (issue 44): operand registers before {pl['multipliers']} "
+                f"multipliers, {pl['bits']:,} bits{area}, {pl['cycles']} cycle(s) of the array's "
+                f"{pl['array_latency']}-cycle latency (balanced by the delay-matching LP, counted by the latency "
+                "model); in the memory system (in its area above): the storer's beat multiplexer, the PPU lanes' "
+                "three stages and AXI W registered, the burst issuers' and walkers' geometry in registers."]
     if a.get("scaled"):
         out += ["", "Scaled to other nodes by classical scaling (an estimate, not a measurement: `scaled` in "
                 "`lego_build/targets/models.py`): " + "; ".join(

@@ -427,6 +427,8 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
         "library": lib.path.name, "node_nm": lib.node_nm, "vdd": lib.vdd,
         "area_um2": logic, "area_mm2": round(sum(area.values()) / 1e6, 4), "yosys_logic_um2": round(yosys_area),
         "flip_flops": sum(n * mods[m]["flops"] for m, n in counts.items()),
+        "array_flop_um2": round(mods["lego_top"]["ff"] / max(1, mods["lego_top"]["flops"]), 2) if "lego_top" in mods
+        else None,
         "fmax_mhz": fmax, "critical_path": [timed["paths"][0]["from"], timed["paths"][0]["to"]], "timing": timed,
         "power_mhz": mhz, "activity": activity,
         "activity_source": _source(measured_mods, counts, activity),

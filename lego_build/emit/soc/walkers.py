@@ -203,26 +203,30 @@ def issuer(c: Ctx, name: str, walker_addr, run_last_beat, beat, align: bool = Fa
         after256_t.append(Cat(nxt[8 + z:ADDR] + num(1, ADDR - 8 - z), nxt[0:8 + z]))
     room = wire(m, f"{name}_room", 12, pick(t_sel, t_bits, room_t))
     near = wire(m, f"{name}_near", 1, pick(t_sel, t_bits, near_t))
-    room_w = Cat(num(0, rb - 12), room) if rb > 12 else room[0:rb]
 
-    def ends_of(tag: str, a, r):  # the burst from address a with r beats left (less one) ends the run
+    def ends_of(tag: str, a, r):
+        """Whether the burst from address ``a`` with ``r`` beats left (less one) ends the run, and
+        the beats left (less one) after it when it splits at 4 KB."""
         rm = wire(m, f"{name}_room_{tag}", 12, pick(t_sel, t_bits, [Cat(num(0, z), ~a[z:12]) if z else ~a[0:12]
                                                                    for z in shifts]))
-        return wire(m, f"{name}_ends_{tag}", 1, (r <= (Cat(num(0, rb - 12), rm) if rb > 12 else rm[0:rb]))
-                    & (r < num(MAX_BURST, rb)))
+        rw = Cat(num(0, rb - 12), rm) if rb > 12 else rm[0:rb]
+        return wire(m, f"{name}_ends_{tag}", 1, (r <= rw) & (r < num(MAX_BURST, rb))), r - rw - num(1, rb)
 
     # whether the burst ends its run, for a run's first burst and for the next ones side by side,
     # ``first`` choosing last (it drives the walker's step: issue 44); an and-or, not a multiplexer,
     # which Yosys's opt_share would fold back into one compare of the multiplexed operands
-    ends = wire(m, f"{name}_ends", 1, (first & ends_of("first", walker_addr, run_last_beat))
-                | (~first & ends_of("next", addr_r, rem_r)))
+    ends_f, split_f = ends_of("first", walker_addr, run_last_beat)
+    ends_n, split_n = ends_of("next", addr_r, rem_r)
+    ends = wire(m, f"{name}_ends", 1, (first & ends_f) | (~first & ends_n))
     alen = wire(m, f"{name}_alen", 8, Mux(ends, rem_m1[0:8], Mux(near, room[0:8], num(MAX_BURST - 1, 8))))
     page = wire(m, f"{name}_page", ADDR, Cat(addr[12:ADDR] + num(1, ADDR - 12),
                                             pick(t_sel, t_bits, [Cat(num(0, 12 - z), nxt[0:z]) if z else num(0, 12)
                                                                  for z in shifts])))
     addr_next = wire(m, f"{name}_addr_next", ADDR, Mux(near, page, pick(t_sel, t_bits, after256_t)))
-    rem_next = wire(m, f"{name}_rem_next", rb, Mux(near, rem_m1 - room_w - num(1, rb), rem_m1 - num(MAX_BURST, rb)))
-    c.unused.append((rem_m1[8:rb], rb - 8))
+    # the beats left after a 4 KB split, for a first and a next burst side by side (a subtractor on the
+    # multiplexed operands would share its borrow chain with ``ends`` and put ``first`` in front of it)
+    rem_next = wire(m, f"{name}_rem_next", rb, Mux(near, Mux(first, split_f, split_n), rem_m1 - num(MAX_BURST, rb)))
+    c.unused += [(rem_m1[8:rb], rb - 8), (room[8:12], 4)]
     return {"first": first, "addr_r": addr_r, "rem_r": rem_r, "addr": addr, "ends": ends, "alen": alen,
             "addr_next": addr_next, "rem_next": rem_next}
 

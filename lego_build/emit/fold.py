@@ -22,7 +22,7 @@ from veriloggen import Int, Module, Mux, Posedge
 from lego_build.ir.dag import DAG, BufferSpec, PortSpec
 from lego_build.ir.fold import fold_factor, fold_groups
 from lego_build.ir.host import HostMap
-from rtl_templates_free import mk_bank
+from rtl_templates_free import mk_bank, mk_rmw
 
 Role = tuple[int, int, int]  # (used lane, slice, slice bits)
 
@@ -205,12 +205,12 @@ def fold_output(c: Banks, out_rdata: list, dma_words: list) -> None:
 
         def by_lane(make):
             return c.per_df([(u, lambda u=u: make(*lane[u][4:])) for u in users])
-        rd, addend = m.Wire(f"wr_{hm.output_tensor}_{j}_rmw", buf.bits), \
-            m.Wire(f"wr_{hm.output_tensor}_{j}_addend", buf.bits)
-        m.Assign(rd(Mux(by_lane(lambda data_q, d: c.tag_out[d + 1]), halves[1], halves[0])))
+        addend = m.Wire(f"wr_{hm.output_tensor}_{j}_addend", buf.bits)
         m.Assign(addend(by_lane(lambda data_q, d: data_q)))
         out = m.Wire(f"wr_{hm.output_tensor}_{j}_wdata", buf.bits)
-        m.Assign(out(Mux(by_lane(lambda data_q, d: c.tag_acc[d + 1]), rd + addend, addend)))
+        m.Instance(c.use(mk_rmw(buf.bits)), f"u_rmw_{hm.output_tensor}_{j}", ports=[
+            ("acc", by_lane(lambda data_q, d: c.tag_acc[d + 1])), ("half", by_lane(lambda data_q, d: c.tag_out[d + 1])),
+            ("rd0", halves[0]), ("rd1", halves[1]), ("addend", addend), ("wdata", out)])
         return out
 
     halves = {}

@@ -185,7 +185,8 @@ def build(rtl_dir: Path, work: Path, trace: bool, fmt: str = "fst", top: str = "
     The model's C++ is compiled without optimization (a third less compile time, which
     short runs are all about) unless ``optimize`` asks for Verilator's default ``-Os``
     (several times faster simulation, for long runs such as whole networks). With ``coverage``
-    every signal bit counts its toggles (``--coverage-toggle``), and the testbench writes
+    every signal bit counts its toggles (``--coverage-toggle``) and every block and branch its runs
+    (``--coverage-line``: a bank's reads and writes, :func:`bank_accesses`), and the testbench writes
     the counts of each run (``S``) to ``$LEGO_COVERAGE.<k>.dat`` (:func:`toggle_rates`).
     A failed compile's full output goes to a log (:func:`lego_build.runtime.userdirs.write_log`)."""
     files = [(rtl_dir / ln.strip()).resolve() for ln in (rtl_dir / "filelist.f").read_text().splitlines() if ln]
@@ -197,7 +198,7 @@ def build(rtl_dir: Path, work: Path, trace: bool, fmt: str = "fst", top: str = "
         defines = "-DLEGO_TRACE" + (" -DLEGO_VCD" if fmt == "vcd" else "")
         flags[0:0] = ["--trace-fst" if fmt == "fst" else "--trace", "-CFLAGS", defines]
     if coverage:
-        flags[0:0] = ["--coverage-toggle", "-CFLAGS", "-DLEGO_COVERAGE"]
+        flags[0:0] = ["--coverage-toggle", "--coverage-line", "-CFLAGS", "-DLEGO_COVERAGE"]
     makefile = f"V{top}.mk"
     make = ["make", "-j", "2", "-f", makefile, "CFG_CXXFLAGS_PCH_I=-include",
             *([] if optimize else ["OPT_FAST=-O0"])]
@@ -274,6 +275,38 @@ def toggle_rates(files: list[Path], rtl: Path | None = None) -> dict[str, dict]:
     return out
 
 
+def bank_accesses(files: list[Path], rtl: Path) -> dict[str, dict[str, int]]:
+    """Per bank module (``lego_bank_*``, its instances summed, as Verilator counts them), the
+    macro reads and writes in the line-coverage ``files``: a write is a taken ``if (we..)``
+    branch, a read a run of a clocked block that reads a memory (``<= mem``), so a bank that
+    reads on every clock edge, as :func:`rtl_templates_free.mk_bank` does, counts every edge
+    of every instance (and :func:`rtl_templates_free.mk_bank_rows` every sub-bank's)."""
+    out: dict[str, dict[str, int]] = {}
+    lines: dict[str, list[str]] = {}
+    for f in files:
+        for line in f.read_text(errors="replace").splitlines():
+            if not line.startswith("C '"):
+                continue
+            key, count = line[3:].rsplit("' ", 1)
+            fields = dict(kv.split("\x02", 1) for kv in key.split("\x01") if "\x02" in kv)
+            page = fields.get("page", "")
+            kind, _, module = page.partition("/")
+            if not module.startswith("lego_bank_") or kind not in ("v_line", "v_branch"):
+                continue
+            rec = out.setdefault(module, {"reads": 0, "writes": 0})
+            if kind == "v_branch" and fields.get("o") == "if":
+                rec["writes"] += int(count)
+            elif kind == "v_line" and fields.get("o") == "block":
+                name = Path(fields.get("f", "")).name
+                if name not in lines:
+                    lines[name] = (rtl / name).read_text().splitlines() if (rtl / name).is_file() else []
+                first, _, last = fields.get("S", fields.get("l", "0")).partition("-")
+                span = lines[name][max(0, int(first) - 1):int(last or first)]
+                if any("<= mem" in ln for ln in span):
+                    rec["reads"] += int(count)
+    return out
+
+
 def execute(binary: Path, script, max_cycles: int, wave: Path | None = None, on_line=None,
             coverage: Path | None = None, what: str = "the tile") -> list[str]:
     """Run ``binary`` on ``script`` (a string, or an iterable of parts written as they are made,
@@ -340,9 +373,10 @@ def drop_build_tree(design_dir: Path) -> None:
 
 def measured_activity(runs: list[tuple[str, int]], files: list[Path], rtl: Path) -> dict:
     """What the asic flow takes from simulated ``runs`` (``(dataflow, cycles)`` each): their
-    cycles in all and per dataflow, and the toggle counts in their coverage ``files``."""
+    cycles in all and per dataflow, the toggle counts in their coverage ``files`` and the banks'
+    reads and writes (:func:`bank_accesses`)."""
     per_df: dict = {}
     for df, cycles in runs:
         per_df[df] = per_df.get(df, 0) + cycles
     return {"cycles": sum(per_df.values()), "dataflow_cycles": per_df,
-            "modules": toggle_rates(files, rtl)}
+            "modules": toggle_rates(files, rtl), "banks": bank_accesses(files, rtl)}

@@ -19,7 +19,9 @@ ABC, OpenSTA, the OSU cell libraries), on ``lego_soc`` (the array and its memory
   rate its RTL signals had in simulation (Verilator's toggle coverage of the simulated
   tiles, from each run's start to its done: the array's modules), the others at
   ``target.activity`` (a stated default, not a measurement: the memory system, which the
-  tile scope does not run); plus the SRAM macros, read and written every cycle. This
+  tile scope does not run); plus the SRAM macros at the reads and writes the runs made
+  (Verilator's line coverage of the banks; assumed once a cycle each where no run covers them),
+  and ``power_assumed_mw``, the part at a rate no run measured. This
   OpenSTA reads no VCD or SAIF and prints no per-instance power of a hierarchical
   instance, hence the per-module route.
 * **SRAM macros** (:func:`sram_macro`): not synthesised, never left out of the totals; the
@@ -334,6 +336,32 @@ def _rates(measured: dict | None, counts: dict, mods: dict, activity: float) -> 
     return rates, reg_rates, measured_mods
 
 
+def _bank_module(width: int, depth: int, ways: int) -> str:
+    """The bank module of a macro ``width x depth`` that is one of ``ways`` sub-banks."""
+    return f"lego_bank_w{width}_d{depth * ways}" + (f"_r{ways}" if ways > 1 else "")
+
+
+def _sram_accesses(macros: list, measured: dict | None) -> dict:
+    """Per bank module: (its macro's figures, reads and writes per cycle). Measured where the
+    simulated runs counted them (:func:`lego_build.sim.verilator.bank_accesses`: the RTL's banks
+    read on every clock edge, writes as the runs made them); otherwise assumed: each bank (two
+    ping-pong halves of ``ways`` sub-banks) read and written once a cycle, one macro per access
+    (the array reads one half while the DMA fills the other; outputs read-modify-write)."""
+    counted = (measured or {}).get("banks") or {}
+    cycles = (measured or {}).get("cycles") or 0
+    out: dict = {}
+    for w, d, k, ways, s in macros:
+        name = _bank_module(w, d, ways)
+        if name in counted and cycles:
+            out[name] = (s, {"reads": counted[name]["reads"] / cycles, "writes": counted[name]["writes"] / cycles,
+                             "source": "measured"})
+        else:
+            prev = out.get(name, (s, {"reads": 0.0, "writes": 0.0}))[1]
+            out[name] = (s, {"reads": prev["reads"] + k / (2 * ways), "writes": prev["writes"] + k / (2 * ways),
+                             "source": "assumed"})
+    return out
+
+
 def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str, mhz: float, activity: float,
               work: Path, measured: dict | None = None, node_nm: float = 0.0, top: str = "lego_soc",
               keep: Path | None = None, clock_mhz: float | None = None) -> dict:
@@ -387,6 +415,7 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
 
     area: dict = {}
     watts: dict = {}
+    assumed = 0.0  # W at a rate no simulation measured (target.activity, or the assumed SRAM and table accesses)
     for m, n in counts.items():
         # a module's flip-flops at its registers' rate, its other cells at its other nets' rate
         flops = own("sequential_w", m, reg_rates[m])
@@ -400,17 +429,20 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
             c = _class(m)
             area[c] = area.get(c, 0.0) + n * mods[m]["area"]
             watts[c] = watts.get(c, 0.0) + n * (flops + rest)
+        if m not in measured_mods:
+            assumed += n * (flops + rest)
     macros = [(w, d, k, ways, sram_macro(w, d, lib)) for w, d, k, ways in buffers]
     area[SRAM] = sum(k * s["area_um2"] for _, _, k, _, s in macros)
-    # at the array's full rate: every bank (two ping-pong halves of ``ways`` sub-banks each)
-    # read and written once a cycle (the array reads one half while the DMA fills the other;
-    # outputs read-modify-write), each access in one macro
-    watts[SRAM] = sum(k * s["leakage_nw"] * 1e-9 + k / (2 * ways) * (s["read_pj"] + s["write_pj"]) * 1e-12 * mhz * 1e6
-                      for _, _, k, ways, s in macros)
+    sram = _sram_accesses(macros, measured)
+    watts[SRAM] = sum(k * s["leakage_nw"] * 1e-9 for _, _, k, _, s in macros) + sum(
+        (a["reads"] * s["read_pj"] + a["writes"] * s["write_pj"]) * 1e-12 * mhz * 1e6 for s, a in sram.values())
+    assumed += sum((a["reads"] * s["read_pj"] + a["writes"] * s["write_pj"]) * 1e-12 * mhz * 1e6
+                   for s, a in sram.values() if a["source"] == "assumed")
     tables = _tables(mods, counts, lib)
-    if tables:  # the lookup tables: each read once a cycle (their writes are configuration)
+    if tables:  # the lookup tables: each read once a cycle (their writes are configuration): assumed
         area[TABLES] = sum(t["count"] * t["area_um2"] for t in tables)
         watts[TABLES] = sum(t["count"] * (t["leakage_nw"] * 1e-9 + t["read_pj"] * 1e-12 * mhz * 1e6) for t in tables)
+        assumed += sum(t["count"] * t["read_pj"] * 1e-12 * mhz * 1e6 for t in tables)
     fmax = timed["fmax_mhz"]
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
@@ -436,11 +468,14 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
         "register_toggle_rates": {m: round(reg_rates[m], 5) for m in sorted(measured_mods) if reg_rates[m] != rates[m]},
         "power_mw": {k: round(v * 1e3, 3) for k, v in sorted(watts.items())},
         "power_total_mw": round(sum(watts.values()) * 1e3, 3), "leakage_mw": round(leak_mw, 3),
+        "power_assumed_mw": round(assumed * 1e3, 3),
         "achieved_mhz": round(achieved, 2),
         "power_at_achieved_mw": round(leak_mw + (total_mw - leak_mw) * achieved / mhz, 3),
         **({"clock_gating": gating} if gating else {}),
         "scaled": [scaled(total_mm2, fmax, total_mw, lib, n, v) for n, v in SCALE_TO if n < lib.node_nm],
         "sram": [{"width": w, "depth": d, "count": k, "sub_banks": ways, **{x: round(y, 4) for x, y in s.items()}}
                  for w, d, k, ways, s in macros],
+        "sram_accesses": {name: {"reads_per_cycle": round(a["reads"], 4), "writes_per_cycle": round(a["writes"], 4),
+                                 "source": a["source"]} for name, (_, a) in sorted(sram.items())},
         "tables": [{k: round(v, 4) if isinstance(v, float) else v for k, v in t.items()} for t in tables],
     }

@@ -112,7 +112,7 @@ def burst_geometry(c: Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds:
     m, sm = c.m, c.sm
     lv, cw = c.hm.levels, c.hm.counter_bits
     fills = fills or [1] * len(tensors)
-    rows_last, runs_last, beats_shift, sizes, run_rows, hi_last = [], [], [], [], [], {}
+    rows_last, runs_last, beats_shift, sizes, run_rows, hi_last, raw_last = [], [], [], [], [], {}, {}
     for t, k in zip(tensors, fills):
         slot = sm.slot_bytes[t]
         rl, ul, last = geometry(c, t, bounds)
@@ -128,6 +128,7 @@ def burst_geometry(c: Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds:
             hi_last[t] = (latched(c, f"{name}_lasthi{t}", last[lk:cw], cw - lk),
                           latched(c, f"{name}_lasthi1_{t}", Cat(num(0, 1), last[lk:cw]) + num(1, cw - lk + 1),
                                   cw - lk + 1))
+        raw_last[t] = last
         last = latched(c, f"{name}_last{t}", last, cw)
         rows_last.append(rl)
         runs_last.append(ul)
@@ -155,9 +156,15 @@ def burst_geometry(c: Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds:
             c.unused.append((carry[0:lk], lk))
             lo, hi = hi_last[t]
             per_tensor.append(Mux(carry[lk], Cat(num(0, rb - (cw - lk + 1)), hi), Cat(num(0, rb - (cw - lk)), lo)))
-        else:  # (last + 1) * 2**z - 1: the row index above z ones (a power of two per dataflow for packed rows)
-            opts = [Cat(num(0, 9 - z), last, num((1 << z) - 1, z)) if z else Cat(num(0, 9), last) for z in shift]
-            per_tensor.append(opts[0] if len(set(shift)) == 1 else per_df(c, opts))
+        elif len(set(shift)) == 1:  # (last + 1) * 2**z - 1: the row index above z ones
+            z = shift[0]
+            per_tensor.append(Cat(num(0, 9 - z), last, num((1 << z) - 1, z)) if z else Cat(num(0, 9), last))
+        else:  # z per dataflow: the choice registered with the geometry (issue 44: the dataflow select's
+            # multiplexer in front of the issuer's compares was lego_mnicoc's worst path, 6.3 ns)
+            raw = raw_last[t]
+            c.unused.append((last, cw))  # the registered last row: the data side's walk, where a caller has one
+            opts = [Cat(num(0, 9 - z), raw, num((1 << z) - 1, z)) if z else Cat(num(0, 9), raw) for z in shift]
+            per_tensor.append(latched(c, f"{name}_rlb{t}", per_df(c, opts), rb))
     run_beats = m.Wire(f"{name}_run_last_beat", rb)
     m.Assign(run_beats(pick(t_sel, t_bits, per_tensor)))
     size = m.Wire(f"{name}_size", 3)

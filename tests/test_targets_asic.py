@@ -33,6 +33,10 @@ def test_sram_macro_follows_the_documented_model():
     assert m["write_pj"] == m["read_pj"] and m["leakage_nw"] > 0
     big = sram_macro(8, 4096, Library.load("osu018"))  # four times the bits: 1.5^2 the energy per access
     assert math.isclose(big["read_pj"] / m["read_pj"], 1.5 ** 2) and math.isclose(big["area_um2"], 4 * m["area_um2"])
+    # two ports: 8-transistor cells (70 % of the macro x 8/6) and a second periphery (30 % x 2)
+    two = sram_macro(8, 1024, Library.load("osu018"), ports=2)
+    assert math.isclose(two["area_um2"] / m["area_um2"], 0.7 * 8 / 6 + 0.3 * 2)
+    assert two["read_pj"] == m["read_pj"] and math.isclose(two["leakage_nw"] / m["leakage_nw"], 8 / 6)
 
 
 def test_classical_scaling_from_180_to_28_nm():
@@ -81,8 +85,10 @@ def test_asic_target_reports_area_by_class_fmax_and_power_on_a_4x4(tmp_path):
     for m in a["sram"]:
         got[(m["width"], m["depth"])] = got.get((m["width"], m["depth"]), 0) + m["count"]
     assert got == want
-    assert math.isclose(a["area_um2"][SRAM], sum(n * sram_macro(w, d, lib)["area_um2"] for (w, d), n in want.items()),
-                        abs_tol=1)
+    # the output banks read and write in one cycle: two-port macros, about 1.5x a single-port one
+    assert {(m["width"], m["ports"]) for m in a["sram"]} == {(8, 1), (32, 2)}
+    assert math.isclose(a["area_um2"][SRAM], sum(n * sram_macro(w, d, lib, 2 if w == 32 else 1)["area_um2"]
+                                                 for (w, d), n in want.items()), abs_tol=1)
     assert math.isclose(a["area_mm2"], sum(a["area_um2"].values()) / 1e6, abs_tol=1e-3)
     # the banks priced at the accesses the tiles made (line coverage): every macro reads on every
     # clock edge (64 input macros share one module, 32 output ones), the output banks write less often

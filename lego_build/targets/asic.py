@@ -42,8 +42,9 @@ def physical(cfg, design_dir: Path, activity: dict | None = None, runs: list[dic
     runs, each one's energy and the cost model's check against them (``layers``: the mapping)."""
     dag, hm = read_artifact(design_dir, "dag.json"), read_artifact(design_dir, "rtl/host_interface.json")
     ways = {t: hm.rows_of(i) for i, t in enumerate(hm.input_tensors)}
-    buffers = [(b.bits, b.depth // ways.get(b.tensor, 1), 2 * b.lanes * ways.get(b.tensor, 1), ways.get(b.tensor, 1))
-               for b in dag.buffers]
+    # the output banks read and write in the same cycle (read-modify-write): two-port macros
+    buffers = [(b.bits, b.depth // ways.get(b.tensor, 1), 2 * b.lanes * ways.get(b.tensor, 1), ways.get(b.tensor, 1),
+                2 if b.tensor == hm.output_tensor else 1) for b in dag.buffers]
     if activity:
         activity = {**activity, "gated": gated_blocks(dag, activity.pop("dataflow_cycles", {}))}
     with tempfile.TemporaryDirectory(prefix="lego_build-asic-") as tmp:
@@ -140,7 +141,8 @@ def asic_lines(a: dict) -> list[str]:
             (f"{r['kind']} tile of {r['layer']} ({r['data']})" if "kind" in r else f"layer {r['layer']}")
             + f": {r['cycles']:,} cycles, {r['energy_nj']:,.1f} nJ" for r in a["runs"])]
     out += ["", "SRAM macros (the model of `sram_macro` in `lego_build/targets/models.py`): " + "; ".join(
-        f"{m['count']} x {m['width']}b x {m['depth']} ({m['area_um2']:,.0f} µm², {m['read_pj']:.1f} pJ per access)"
+        f"{m['count']} x {m['width']}b x {m['depth']}{', two-port' if m.get('ports') == 2 else ''} "
+        f"({m['area_um2']:,.0f} µm², {m['read_pj']:.1f} pJ per access)"
         for m in a["sram"])]
     if a.get("tables"):
         out += ["", "Lookup-table macros (the PPU's activation tables, priced by the same model): " + "; ".join(

@@ -22,9 +22,12 @@ def scaled(area_mm2: float, fmax_mhz: float, power_mw: float, lib, node_nm: floa
             "power_mw": round(power_mw * k * (vdd / lib.vdd) ** 2, 3)}
 
 
-def sram_macro(width: int, depth: int, lib) -> dict:
+def sram_macro(width: int, depth: int, lib, ports: int = 1) -> dict:
     """Area (µm²), energy per read and per write (pJ) and leakage (nW) of one ``width x depth``
-    SRAM macro in ``lib``'s node.
+    SRAM macro in ``lib``'s node; ``ports=2``: a two-port (one read, one write in the same cycle)
+    macro, as an output bank's read-modify-write needs: an 8-transistor cell (area and leakage
+    x 8/6) and a second periphery (x 2), about 1.5x a single-port macro's area (this model's
+    reading; the issue's estimate for such macros was about 2x).
 
     * Area: a 6T cell of 600 λ² (150 F², F the feature size; the rule of thumb of CACTI's
       single-ported SRAM in D. J. Greaves, *System-on-Chip Design*, Cambridge, 2012), and
@@ -36,9 +39,11 @@ def sram_macro(width: int, depth: int, lib) -> dict:
     * Leakage: six transistors per bit, each leaking half the library's smallest inverter."""
     bits = width * depth
     f_um = lib.node_nm / 1000
-    area = bits * 150 * f_um ** 2 / 0.7
+    cell = 150 * f_um ** 2 * (8 / 6 if ports == 2 else 1)
+    area = bits * cell + bits * 150 * f_um ** 2 * 0.3 / 0.7 * ports
     kbytes = max(bits / 8 / 1024, 1 / 64)
     per_bit_28 = 6.0 / 16 * 1.5 ** math.log2(kbytes / 32)
     energy = per_bit_28 * width * (lib.node_nm / 28) * (lib.vdd / 0.9) ** 2
     inv = min((v for k, v in lib.leakage_nw.items() if k.startswith("INV") and v > 0), default=0.0)
-    return {"area_um2": area, "read_pj": energy, "write_pj": energy, "leakage_nw": bits * 6 * inv / 2}
+    return {"area_um2": area, "read_pj": energy, "write_pj": energy,
+            "leakage_nw": bits * (8 if ports == 2 else 6) * inv / 2}

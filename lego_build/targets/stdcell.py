@@ -362,13 +362,14 @@ def _sram_accesses(macros: list, measured: dict | None) -> dict:
     return out
 
 
-def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str, mhz: float, activity: float,
+def implement(rtl: Path, buffers: list[tuple[int, int, int, int, int]], library: str, mhz: float, activity: float,
               work: Path, measured: dict | None = None, node_nm: float = 0.0, top: str = "lego_soc",
               keep: Path | None = None, clock_mhz: float | None = None) -> dict:
     """Area, Fmax and power of ``rtl`` (its module ``top``: ``lego_soc``, or the array alone,
     ``lego_top``); ``buffers`` are ``(width, depth, count,
-    sub_banks)`` of the SRAM macros: ``count`` macros of ``width x depth`` in all (both
-    ping-pong halves), a bank being ``sub_banks`` of them (:func:`rtl_templates_free.mk_bank_rows`).
+    sub_banks, ports)`` of the SRAM macros: ``count`` macros of ``width x depth`` in all (both
+    ping-pong halves), a bank being ``sub_banks`` of them (:func:`rtl_templates_free.mk_bank_rows`),
+    each with one port or two (:func:`~lego_build.targets.models.sram_macro`).
     ``measured``: ``{"cycles": n, "modules": {module: toggle counts}}`` from Verilator's toggle
     coverage of simulated runs (:func:`lego_build.sim.verilator.toggle_rates`): a module's
     flip-flops then toggle at the measured rate of the register bits they hold (only those
@@ -431,7 +432,7 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
             watts[c] = watts.get(c, 0.0) + n * (flops + rest)
         if m not in measured_mods:
             assumed += n * (flops + rest)
-    macros = [(w, d, k, ways, sram_macro(w, d, lib)) for w, d, k, ways in buffers]
+    macros = [(w, d, k, ways, sram_macro(w, d, lib, ports)) for w, d, k, ways, ports in buffers]
     area[SRAM] = sum(k * s["area_um2"] for _, _, k, _, s in macros)
     sram = _sram_accesses(macros, measured)
     watts[SRAM] = sum(k * s["leakage_nw"] * 1e-9 for _, _, k, _, s in macros) + sum(
@@ -473,8 +474,9 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int]], library: str,
         "power_at_achieved_mw": round(leak_mw + (total_mw - leak_mw) * achieved / mhz, 3),
         **({"clock_gating": gating} if gating else {}),
         "scaled": [scaled(total_mm2, fmax, total_mw, lib, n, v) for n, v in SCALE_TO if n < lib.node_nm],
-        "sram": [{"width": w, "depth": d, "count": k, "sub_banks": ways, **{x: round(y, 4) for x, y in s.items()}}
-                 for w, d, k, ways, s in macros],
+        "sram": [{"width": w, "depth": d, "count": k, "sub_banks": ways, "ports": ports,
+                  **{x: round(y, 4) for x, y in s.items()}}
+                 for (w, d, k, ways, s), (*_, ports) in zip(macros, buffers)],
         "sram_accesses": {name: {"reads_per_cycle": round(a["reads"], 4), "writes_per_cycle": round(a["writes"], 4),
                                  "source": a["source"]} for name, (_, a) in sorted(sram.items())},
         "tables": [{k: round(v, 4) if isinstance(v, float) else v for k, v in t.items()} for t in tables],

@@ -200,6 +200,10 @@ CATALOGUE: tuple[Bad, ...] = (
     Bad("sta-missing", ("build", "target=asic"), "LEGO_STA", env=(("LEGO_STA", "no-such-sta"),)),
     Bad("asic-library", ("build", "target=asic", "target.library=no_such_tech"), "target.library"),
     Bad("asic-activity", ("build", "target=asic", "target.activity=1.5"), "target.activity"),
+    Bad("pnr-not-bool", ("build", "target=asic", "target.pnr=maybe"), "target.pnr=maybe"),
+    Bad("pnr-without-asic", ("build", "target.pnr=true"), "target.pnr=true"),
+    Bad("graywolf-missing", ("build", "target=asic", "target.pnr=true"), "LEGO_GRAYWOLF",
+        env=(("LEGO_GRAYWOLF", "no-such-graywolf"),)),
     # the energy table the mapper reads, and the command that writes it (issue 19)
     Bad("energy-table-missing", ("map", "arch.energy.table=nope.yaml"), "arch.energy.table=nope.yaml"),
     Bad("energy-table-garbage", ("map", "arch.energy.table=bad.yaml"), "arch.energy.table=bad.yaml",

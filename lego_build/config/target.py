@@ -30,7 +30,7 @@ class TargetConf:
     ``mixed``, ``alternating``; ``file``: the arrays of the ``.npz`` file ``data_file``).
     ``scope``: :data:`SCOPES`; whole layers run through the memory system with the first
     data set of ``data`` and every output element compared (how many at once: ``run.jobs``,
-    ``run.ray_address``). ``library`` ... ``asic_top``: the ``asic`` target's standard-cell flow.
+    ``run.ray_address``). ``library`` ... ``pnr``: the ``asic`` target's standard-cell flow.
     """
 
     name: str = "verilator"
@@ -40,6 +40,7 @@ class TargetConf:
     asic_mhz: float = 100.0  # the clock its power is reported at (STA checks arch.clock_mhz, the design's target)
     activity: float = 0.1  # the toggle rate of every net (a stated default, not a measurement)
     asic_top: str = "soc"  # ASIC_TOPS: the design with its memory system, or the array alone
+    pnr: bool = False  # asic: also place and route the array (graywolf, qrouter) and time it again (minutes)
     waveform: bool = False
     seed: int = 1
     data: List[str] = field(default_factory=lambda: list(GENERATED))
@@ -62,6 +63,9 @@ class TargetConf:
                               "e.g. 0.1")
         check_choice("target", "scope", self.scope, SCOPES)
         check_choice("target", "asic_top", self.asic_top, tuple(ASIC_TOPS))
+        if self.pnr and self.flow != "asic":
+            raise ConfigError(f"target.pnr=true: only target.flow=asic places and routes (this is {self.flow}); "
+                              "use target=asic target.pnr=true")
         if not self.data:
             raise ConfigError("target.data=[]: give at least one test-data set, e.g. target.data=[random]")
         for pattern in self.data:

@@ -18,7 +18,7 @@ from lego_build.emit.top import operand_stages
 from lego_build.ir.dag import DelaySpec
 from lego_build.runtime.artifacts import read_artifact
 from lego_build.sim.verilator import VERILATOR
-from lego_build.targets import energy_check, stdcell
+from lego_build.targets import energy_check, pnr, stdcell
 from lego_build.targets.base import Product, Target
 from lego_build.targets.verilator import LINT, lint
 
@@ -51,6 +51,9 @@ def physical(cfg, design_dir: Path, activity: dict | None = None, runs: list[dic
         out = stdcell.implement(design_dir / "rtl", buffers, cfg.target.library, cfg.target.asic_mhz,
                              cfg.target.activity, Path(tmp), activity, cfg.target.node_nm,
                              ASIC_TOPS[cfg.target.asic_top], design_dir / "sim" / "asic", cfg.arch.clock_mhz)
+        if cfg.target.pnr:
+            out["pnr"] = pnr.after_flow(Path(tmp), stdcell.Library.load(cfg.target.library, cfg.target.node_nm),
+                                        out["top"], out["timing"]["period_ns"], design_dir / "sim" / "asic" / "pnr")
     print(f"simulate: asic ({out['library']}, {out['node_nm']:g} nm): {out['area_mm2']} mm2 with SRAM, "
           f"Fmax {out['fmax_mhz']} MHz, {out['power_total_mw']} mW at {out['power_mhz']:g} MHz "
           f"(toggle rates: {out['activity_source']})")
@@ -114,6 +117,7 @@ def asic_lines(a: dict) -> list[str]:
                 f"{pl['array_latency']}-cycle latency (balanced by the delay-matching LP, counted by the latency "
                 "model); in the memory system (in its area above): the storer's beat multiplexer, the PPU lanes' "
                 "three stages and AXI W registered, the burst issuers' and walkers' geometry in registers."]
+    out += pnr.lines(a.get("pnr"))
     if a.get("scaled"):
         out += ["", "Scaled to other nodes by classical scaling (an estimate, not a measurement: `scaled` in "
                 "`lego_build/targets/models.py`): " + "; ".join(
@@ -177,6 +181,7 @@ def asic_rows(asic: dict) -> list[tuple[str, str]]:
                                f"(toggle rates {asic['activity_source']})")]
     rows += [(f"  {c}", f"{v:,} µm², {asic['power_mw'].get(c, 0.0):,.3f} mW")
              for c, v in sorted(asic["area_um2"].items(), key=lambda kv: -kv[1])]
+    rows += pnr.rows(asic.get("pnr"))
     if asic.get("clock_gating"):
         g = asic["clock_gating"]
         rows.append(("Power gating", f"{g['gated_bits']} register bits clock-enabled, off {g['off_fraction']:.0%} of "
@@ -194,8 +199,11 @@ ASIC = Product("asic", "Standard cells", {"area_mm2": "area_mm2", "fmax_mhz": "f
 
 
 def check(cfg) -> None:
-    """The Liberty file of ``target.library`` (and its node) before any work."""
-    stdcell.Library.load(cfg.target.library, cfg.target.node_nm)
+    """The Liberty file of ``target.library`` (and its node) before any work; with ``target.pnr``
+    the place-and-route tools and the technology's LEF."""
+    lib = stdcell.Library.load(cfg.target.library, cfg.target.node_nm)
+    if cfg.target.pnr:
+        pnr.require(lib.path)
 
 
 def run(cfg, design_dir: Path, inputs):

@@ -236,13 +236,14 @@ def macro_liberty(macros: dict, node_nm: float, mean_cell_um2: float) -> str:
 
 
 def sta(sta_bin: str, netlist_v: Path, lib_path: Path, macros_lib: Path, top: str, period_ns: float,
-        report: Path) -> str:
-    """OpenSTA (``sta_bin``) on the repaired netlist with the wire-load model; the text of its
-    worst paths (also written to ``report``)."""
+        report: Path, parasitics: Path | None = None) -> str:
+    """OpenSTA (``sta_bin``) on the repaired netlist with the wire-load model (the nets of a
+    ``parasitics`` SPEF file, if given, by their extracted RC instead); the text of its worst
+    paths (also written to ``report``)."""
     script = report.with_suffix(".tcl")
     script.write_text("\n".join([
         f"read_liberty {lib_path}", f"read_liberty {macros_lib}", f"read_verilog {netlist_v}", f"link_design {top}",
-        "set_wire_load_model -name lego_wl -library lego_macros",
+        *([f"read_spef {parasitics}"] if parasitics else []), "set_wire_load_model -name lego_wl -library lego_macros",
         f"create_clock -name clk -period {period_ns} [get_ports clk]",
         "set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports clk]]",
         "set_output_delay 0 -clock clk [all_outputs]",

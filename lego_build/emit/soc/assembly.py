@@ -16,7 +16,8 @@ from rtl_templates_free.primitives import PPU_TABLE
 
 
 def mk_soc(hm: HostMap, sm: SocMap) -> tuple[Module, list[Module]]:
-    """``lego_soc`` and the modules it instantiates besides ``lego_top`` (the PPU's lanes)."""
+    """``lego_soc`` and the modules it instantiates besides ``lego_top`` (the PPU's lanes, the
+    walkers' wide sums)."""
     if hm.counter_bits > 32:
         raise ValueError(f"{hm.counter_bits}-bit loop counters do not fit the 32-bit registers")
     lv, cw, aw = hm.levels, hm.counter_bits, hm.addr_bits
@@ -72,4 +73,5 @@ def mk_soc(hm: HostMap, sm: SocMap) -> tuple[Module, list[Module]]:
     loader(c)
     storer(c)
     wire(m, "unused_bits", sum(w for _, w in c.unused), Cat(*[x for x, _ in c.unused]))
-    return m, [mk_ppu_lane_pipe(hm.out_bits), mk_table(*PPU_TABLE)] if hm.ppu else []
+    ppu = [mk_ppu_lane_pipe(hm.out_bits), mk_table(*PPU_TABLE)] if hm.ppu else []
+    return m, ppu + [c.parts[n] for n in sorted(c.parts)]

@@ -2,10 +2,10 @@
 expression helpers."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import reduce
 
-from veriloggen import Int, Module, Mux
+from veriloggen import Int, Module, Mux, StubModule
 
 from lego_build.ir.host import HostMap
 from lego_build.ir.soc import SocMap
@@ -29,6 +29,7 @@ class Ctx:
     mo: dict
     w: dict  # wires between blocks
     unused: list  # bits no block reads (collected on one wire Verilator's lint ignores by name)
+    parts: dict = field(default_factory=dict)  # module name -> the small modules the blocks instantiate
 
 
 def num(v: int, w: int):
@@ -49,6 +50,22 @@ def pick(sel, width: int, options: list):
     out = options[-1]
     for k in reversed(range(len(options) - 1)):
         out = Mux(sel == num(k, width), options[k], out)
+    return out
+
+
+def tree_pick(sel, width: int, options: list):
+    """``options[sel]`` as a balanced multiplexer tree on ``sel``'s bits (``log2 n`` levels where
+    :func:`pick`'s chain has ``n``), the last option for ``sel`` past the end, as :func:`pick`."""
+    if len(options) == 1:
+        return options[0]
+    k = (len(options) - 1).bit_length()
+    assert k <= width, (len(options), width)
+    level = options + [options[-1]] * ((1 << k) - len(options))
+    for j in range(k):
+        level = [Mux(bit(sel, j, width), hi, lo) for lo, hi in zip(level[0::2], level[1::2])]
+    out = level[0]
+    if width > k:  # an index past the options' power of two
+        out = Mux(sel[k:width] != num(0, width - k), options[-1], out)
     return out
 
 
@@ -91,3 +108,30 @@ def per_df(c: Ctx, options: list):
 def ndf(c: Ctx) -> int:
     """The dataflows of the design (1 for a single-dataflow one)."""
     return max(1, len(c.hm.dataflows))
+
+
+WIDE = 16  # sums at least this wide are built as their own modules (:func:`add`)
+
+
+def mk_add(width: int) -> Module:
+    """``s = a + b`` modulo ``2**width``, combinational, as a module of its own (named
+    ``lego_soc_*``, so the asic target counts it with the memory system)."""
+    m = Module(f"lego_soc_add_w{width}")
+    a, b = m.Input("a", width), m.Input("b", width)
+    s = m.Output("s", width)
+    m.Assign(s(a + b))
+    return m
+
+
+def add(c: Ctx, name: str, a, b, width: int):
+    """``a + b`` on the wire ``name``: a wide one through an instance of :func:`mk_add` (issue 44:
+    inside ``lego_soc`` of a 16 x 16 multi-dataflow array ABC left the walkers' 32-bit sums
+    rippling, 54 logic levels and 6.3 ns, lego_mnicoc's worst path; a module of its own is mapped
+    for delay on its own, as the folded banks' read-modify-write sums are)."""
+    if width < WIDE:
+        return wire(c.m, name, width, a + b)
+    part = mk_add(width)
+    c.parts.setdefault(part.name, part)
+    out = c.m.Wire(name, width)
+    c.m.Instance(StubModule(part.name), f"u_{name}", ports=[("a", a), ("b", b), ("s", out)])
+    return out

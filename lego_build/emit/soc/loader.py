@@ -45,8 +45,7 @@ def _address_side(c: Ctx, ld: dict) -> None:
         c, "ar", ar_t, tb, tensors, w["ld_bounds"], fills, rows_used=False)
     ar_step, ar_start = m.Wire("arw_step"), m.Wire("arw_start")
     _, (ar_walk,), ar_walk_last = walker(
-        m, c.clk, "arw", runs_last, cw, [(ADDR, pick(ar_t, tb, w["ld_bases"]), pick_strides(r["row"], ar_t, tb,
-                                                                                         tensors, lv))],
+        c, "arw", runs_last, cw, [(ADDR, pick(ar_t, tb, w["ld_bases"]), pick_strides(r["row"], ar_t, tb, tensors, lv))],
         ar_start, ar_step)
     for t, pos in run_pos.items():
         ls = sm.slot_bytes[t].bit_length() - 1  # log2 of a power of two
@@ -72,7 +71,7 @@ def _address_side(c: Ctx, ld: dict) -> None:
                     first(1),
                     If(ar_walk_last)(
                         If(~ar_more)(ar_on(0)).Else(ar_t(ar_next_t), ar_restart(1))))
-                .Else(first(0), iss["addr_r"](iss["addr_next"]), iss["rem_r"](iss["rem_next"])))))
+                .Else(first(0), *iss["advance"]))))
     ld["r_hs"] = r_hs
 
 
@@ -90,7 +89,7 @@ def _run_walker(c: Ctx, ld: dict) -> dict:
     r_runs = [wire(m, f"rw_runs_last{l}", cw, pick(r_t, tb, [g[l] for g in runs_t])) for l in range(lv)]
     r_run_last = wire(m, "r_run_last", cw, pick(r_t, tb, last_t))
     _, (run_bank, d["run_low"]), d["walk_last"] = walker(
-        m, c.clk, "rw", r_runs, cw,
+        c, "rw", r_runs, cw,
         [(aw, num(0, aw), pick_strides(r["bank"], r_t, tb, tensors, lv)),
          (low, pick(r_t, tb, [x[0:low] for x in w["ld_bases"]]),
           [pick(r_t, tb, [r["row"][t][l][0:low] for t in tensors]) for l in range(lv)])],

@@ -31,9 +31,9 @@ def _tile_walkers(c: Ctx) -> dict:
     nin = len(hm.input_tensors)
     out_t = nin
     ld_next, cp_next = m.Wire("ld_next"), m.Wire("cp_next")
-    ld_idx, ld_bases, ld_last = walker(m, c.clk, "ldw", r["tiles"], cw,
+    ld_idx, ld_bases, ld_last = walker(c, "ldw", r["tiles"], cw,
                                        [(ADDR, r["base"][t], r["tile"][t]) for t in range(nin)], w["go"], ld_next)
-    cp_idx, (cp_base,), cp_last = walker(m, c.clk, "cpw", r["tiles"], cw,
+    cp_idx, (cp_base,), cp_last = walker(c, "cpw", r["tiles"], cw,
                                          [(ADDR, r["base"][out_t], r["tile"][out_t])], w["go"], cp_next)
     c.w["ld_bounds"] = tile_bounds(c, ld_idx, "ld")
     c.w["ld_bases"] = ld_bases

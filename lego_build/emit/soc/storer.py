@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from veriloggen import Cat, If, Mux, Posedge
 
-from lego_build.emit.soc.common import ADDR, Ctx, ndf, num, ors, per_df, pick, wire
+from lego_build.emit.soc.common import ADDR, Ctx, ndf, num, ors, per_df, pick, tree_pick, wire
 from lego_build.emit.soc.ppu import ppu_lanes, ppu_tables, staged
 from lego_build.emit.soc.walkers import address_channel, burst_geometry, issuer, walker
 from lego_build.ir.host import clog2
@@ -30,7 +30,7 @@ def _address_side(c: Ctx, t: int, runs_last: list, run_beats, size, beat) -> dic
     m, w, cw = c.m, c.w, c.hm.counter_bits
     a = {"on": m.Reg("aw_on"), "restart": m.Reg("aw_restart")}
     aw_step, aw_start = m.Wire("aww_step"), m.Wire("aww_start")
-    _, (aw_walk,), aw_walk_last = walker(m, c.clk, "aww", runs_last, cw, [(ADDR, w["st_base"], c.regs["row"][t])],
+    _, (aw_walk,), aw_walk_last = walker(c, "aww", runs_last, cw, [(ADDR, w["st_base"], c.regs["row"][t])],
                                          aw_start, aw_step)
     a["walk_last"] = aw_walk_last
     a.update(issuer(c, "aw", aw_walk, run_beats, beat))
@@ -50,7 +50,7 @@ def _bank_reads(c: Ctx, t: int, rows_last: list) -> dict:
     b = {"on": m.Reg("rr_on"), "restart": m.Reg("rr_restart"), "pend": m.Reg("rr_pend")}
     rr_step, rr_start = m.Wire("rrw_step"), m.Wire("rrw_start")
     _, (bank_addr, b["dram_low"]), b["last"] = walker(
-        m, c.clk, "rrw", rows_last, cw,
+        c, "rrw", rows_last, cw,
         [(aw, num(0, aw), r["bank"][t]), (LOW, w["st_base"][0:LOW], [x[0:LOW] for x in r["row"][t]])],
         rr_start, rr_step)
     b["rowq"] = [m.Reg(f"wrow_q{k}", hm.out_row_bits) for k in range(2)]
@@ -69,30 +69,31 @@ def _bank_reads(c: Ctx, t: int, rows_last: list) -> dict:
 
 def _wide_beat(c: Ctx, t: int, values: list, w_beat, bi: int, adv) -> tuple:
     """A row of a bus width or more: its words (every lane, or under a dataflow that packs the row
-    the first lane of each distinct word, :meth:`SocMap.lane_of`, one multiplexer per word over
-    the dataflows), a beat's worth at a time into the first stage, then through the PPU; beats
+    the first lane of each distinct word, :meth:`SocMap.lane_of`), a beat's worth at a time into
+    the first stage (per lane of the beat a multiplexer tree over the beats, then one over the
+    dataflows), then through the PPU; beats
     past the words are zero. Returns (the first stage's words, the data after the PPU,
     strobes, the beat ends the row)."""
     m, sm, ob = c.m, c.sm, c.hm.out_bits
     bw, bb, wb = sm.bus_bits, sm.bus_bytes, sm.word_bytes[t]
     per_beat = min(sm.slot_bytes[t], bb) // wb  # lanes in one beat: the PPU's lanes
     firsts = [sm.lane_of(t, d) for d in range(ndf(c))]
-    nwords = max(len(f) for f in firsts)
-    packed = []
-    for p in range(nwords):
-        opts = [f[p] if p < len(f) else -1 for f in firsts]
-        packed.append(values[opts[0]] if len(set(opts)) == 1 else
-                      per_df(c, [values[x] if x >= 0 else num(0, ob) for x in opts]))
     referenced = {x for f in firsts for x in f}
     c.unused += [(values[i], ob) for i in range(sm.lanes[t]) if i not in referenced]
     nbs = [max(1, sm.slot(t, d) // bb) for d in range(ndf(c))]
     reals = [-(-len(f) // per_beat) for f in firsts]  # beats that hold words (the rest is padding)
     nb_real = max(reals)
-    chunks = [packed[k * per_beat:(k + 1) * per_beat] for k in range(nb_real)]
-    if nb_real > 1:
-        sel = [pick(w_beat, bi, [ch[i] if i < len(ch) else num(0, ob) for ch in chunks]) for i in range(per_beat)]
-    else:
-        sel = chunks[0]
+    # per lane of the beat, per dataflow, the lane of the row each beat takes it from (-1: none);
+    # the beat's tree first, the dataflow's choice last (issue 44: a dataflow multiplexer per word of
+    # the row in front of a 64-beat chain was lego_mnicoc's write path, 6.1 ns)
+    sel = []
+    for i in range(per_beat):
+        srcs = [tuple(f[p] if p < len(f) else -1 for p in range(i, nb_real * per_beat, per_beat)) for f in firsts]
+        by_df = {}
+        for src in srcs:
+            if src not in by_df:
+                by_df[src] = tree_pick(w_beat, bi, [values[x] if x >= 0 else num(0, ob) for x in src])
+        sel.append(per_df(c, [by_df[src] for src in srcs]))
     first = [m.Reg(f"w_s1_lane{i}", ob) for i in range(per_beat)]
     loads = [r(x) for r, x in zip(first, sel)]
     pads = [r < n for r, n in zip(reals, nbs)]
@@ -205,7 +206,7 @@ def storer(c: Ctx) -> None:
                 *[If(q_wr == num(k, 2))(q[k](a["alen"])) for k in range(QUEUE)],
                 q_wr(q_wr + 1),
                 If(a["run_end"])(a["first"](1), If(a["walk_last"])(a["on"](0)))
-                .Else(a["first"](0), a["addr_r"](a["addr_next"]), a["rem_r"](a["rem_next"]))),
+                .Else(a["first"](0), *a["advance"])),
             If(aw_hs & ~(take & wlast))(q_n(q_n + 1)),
             If(~aw_hs & take & wlast)(q_n(q_n - 1)),
             If(aw_hs & ~(b_hs))(bursts(bursts + 1)),

@@ -4,19 +4,20 @@ rows, and the burst machinery of the DMA's two engines (:func:`burst_geometry`,
 :func:`issuer`, :func:`address_channel`)."""
 from __future__ import annotations
 
-from veriloggen import Cat, If, Module, Mux, Posedge
+from veriloggen import Cat, If, Mux, Posedge
 
-from lego_build.emit.soc.common import ADDR, MAX_BURST, Ctx, ands, deps, ndf, num, per_df, pick, wire
+from lego_build.emit.soc.common import ADDR, MAX_BURST, Ctx, add, ands, deps, ndf, num, per_df, pick, wire
 from lego_build.ir.host import clog2
 
 
-def walker(m: Module, clk, name: str, lasts: list, cw: int, streams: list, start, step):
+def walker(c: Ctx, name: str, lasts: list, cw: int, streams: list, start, step):
     """Nested loops with per-level last indices ``lasts`` (outer to inner) and affine address
     ``streams`` (``(width, base, strides)``): ``start`` loads the bases, and the last indices
     and strides into registers the walk then reads (issue 44: the tile's bounds and the
     tensor's strides are worked out from the configuration before the walk, not on every
     step's path); ``step`` advances one point. ``lasts`` and the strides must hold their
     values in the cycle of ``start``. Returns (counters, addresses, all-last)."""
+    m, clk = c.m, c.clk
     lv = len(lasts)
     cnt = [m.Reg(f"{name}_t{l}", cw) for l in range(lv)]
     last_r = [m.Reg(f"{name}_last{l}", cw) for l in range(lv)]
@@ -41,9 +42,9 @@ def walker(m: Module, clk, name: str, lasts: list, cw: int, streams: list, start
         stride_r = [m.Reg(f"{name}_s{s}_{l}", width) for l in range(lv)]
         # each level's next base added beside the others, then the stepping level's chosen (issue 44:
         # the wrap flags' multiplexers after the adders, not in front of them)
-        sel = wire(m, f"{name}_sum{s}_0", width, bases[0] + stride_r[0])
+        sel = add(c, f"{name}_sum{s}_0", bases[0], stride_r[0], width)
         for l in range(1, lv):
-            sel = Mux(wrap[l], sel, wire(m, f"{name}_sum{s}_{l}", width, bases[l] + stride_r[l]))
+            sel = Mux(wrap[l], sel, add(c, f"{name}_sum{s}_{l}", bases[l], stride_r[l], width))
         nxt = wire(m, f"{name}_next{s}", width, sel)
         for l in range(lv):
             on_start[l] += [bases[l](base0), stride_r[l](strides[l])]
@@ -176,7 +177,9 @@ def issuer(c: Ctx, name: str, walker_addr, run_last_beat, beat, align: bool = Fa
     """Address channel of one engine: the current run's next burst (split at 256 beats and at
     4 KB): its address, the beats left in the run less one (``run_last_beat`` at a run's
     start), AxLEN, whether it ends the run, and the address and beats left after it. ``beat``
-    is ``(t_sel, t_bits, shifts)``: the selected tensor's transfer bytes as a shift; ``align``:
+    is ``(t_sel, t_bits, shifts)``: the selected tensor's transfer bytes as a shift; ``advance``:
+    the register loads that move it to the run's next burst (the caller's, on a handshake that does
+    not end the run); ``align``:
     the next burst starts at the transfer after the one holding the address (a run that starts
     mid-transfer).
 
@@ -234,8 +237,7 @@ def issuer(c: Ctx, name: str, walker_addr, run_last_beat, beat, align: bool = Fa
     # multiplexed operands would share its borrow chain with ``ends`` and put ``first`` in front of it)
     rem_next = wire(m, f"{name}_rem_next", rb, Mux(near, Mux(first, split_f, split_n), rem_m1 - num(MAX_BURST, rb)))
     c.unused += [(rem_m1[8:rb], rb - 8), (room[8:12], 4)]
-    return {"first": first, "addr_r": addr_r, "rem_r": rem_r, "addr": addr, "ends": ends, "alen": alen,
-            "addr_next": addr_next, "rem_next": rem_next}
+    return {"first": first, "addr": addr, "ends": ends, "alen": alen, "advance": [addr_r(addr_next), rem_r(rem_next)]}
 
 
 def address_channel(c: Ctx, ch: str, may_issue, walk_last, step, start, restart, issue: dict, size):

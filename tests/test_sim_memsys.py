@@ -114,6 +114,28 @@ def test_a_remainder_output_tile_finishing_during_a_store_does_not_change_that_s
     assert layer["rd_beats"] + layer["wr_beats"] == layer["beats_predicted"]
 
 
+#: a 4x4 LEGO-MNICOC on a 32-bit bus: a 16-byte output row leaves as four beats, each of its
+#: words picked by the storer's per-lane beat tree under the dataflow that ran (issue 44)
+NARROW_BUS = {
+    "mn": ["workload.M=32", "workload.K=2", "workload.N=8"],
+    "icoc": ["workload.M=1", "workload.K=64"],
+    "ohow": ["workload=conv2d", "workload.in_h=8", "workload.in_w=8", "workload.in_ch=1", "workload.out_ch=1"],
+}
+
+
+@pytest.mark.parametrize("dataflow", sorted(NARROW_BUS))
+def test_each_dataflows_rows_leave_a_narrow_bus_beat_by_beat(tmp_path, dataflow):
+    run_all(compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "arch.onchip_kb=0", "arch.buffer_depth=32",
+                     "arch.memsys.axi_data_bits=32", "mapper.objective=latency", "target.scope=layers",
+                     *NARROW_BUS[dataflow]]), tmp_path)
+    (layer,) = read_artifact(tmp_path, "sim/result.json").layers
+    (mapped,) = read_artifact(tmp_path, "mapping.json").layers
+    assert mapped["dataflow"] == dataflow
+    assert layer["mismatches"] == 0 and layer["outputs"] > 0
+    assert layer["wr_beats"] == layer["outputs"]  # a 32-bit word per beat
+    assert layer["rd_beats"] + layer["wr_beats"] == layer["beats_predicted"] and abs(layer["error"]) <= 0.05
+
+
 #: a 4x4 LEGO-MNICOC with 16-word banks: conv layers whose tiles need the folded banks
 FOLDED = {
     "icoc": ["workload.in_ch=16", "workload.out_ch=16", "workload.in_h=8", "workload.in_w=8"],

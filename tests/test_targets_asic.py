@@ -3,13 +3,14 @@ on the OSU 0.18 µm library (Debian's qflow), issue 19."""
 import math
 import re
 import shutil
+from types import SimpleNamespace
 
 import pytest
 
 from lego_build import ConfigError, StageError, compose, run_all
 from lego_build.flow.tasks import ENERGY_TABLE, calibrate_action
 from lego_build.runtime.artifacts import read_artifact
-from lego_build.targets.models import scaled, sram_macro
+from lego_build.targets.models import published, scaled, sram_macro
 from lego_build.targets.stdcell import INTERCONNECT, REGISTERS, SRAM, TABLES, Library
 
 NO_QFLOW = shutil.which("sta") is None or shutil.which("yosys") is None
@@ -45,6 +46,24 @@ def test_classical_scaling_from_180_to_28_nm():
     s = 28 / 180
     assert math.isclose(x["area_mm2"], round(10 * s * s, 4)) and math.isclose(x["fmax_mhz"], round(50 / s, 2))
     assert math.isclose(x["power_mw"], round(100 * s / 4, 3))
+
+
+def test_published_scaling_reproduces_the_papers_worked_example():
+    """Stillmaker and Baas's example (section 4.2.1 as corrected): 1 pJ per operation at 65 nm and
+    1.3 V is 0.1755 pJ at 32 nm (high performance) and 0.9 V; area by their table; 28 nm between
+    their 32 and 20 nm; nodes outside 7 to 180 nm not scaled."""
+    at65 = SimpleNamespace(node_nm=65, vdd=1.3)
+    x = published(1.0, 100.0, 1.0, 1000.0, at65, 32, 0.9)
+    assert math.isclose(x["dynamic_mw"], 1000 * 0.4571 / 2.604, rel_tol=1e-3)
+    assert math.isclose(x["area_mm2"], round(0.025 / 0.08, 4))
+    osu = Library.load("osu018")
+    at = {n: published(10.0, 200.0, 100.0, 90.0, osu, n, 0.9) for n in (32, 28, 20)}
+    assert at[32]["area_mm2"] > at[28]["area_mm2"] > at[20]["area_mm2"]
+    assert min(at[32]["power_mw"], at[20]["power_mw"]) <= at[28]["power_mw"] <= max(at[32]["power_mw"],
+                                                                                 at[20]["power_mw"])
+    assert at[28]["dynamic_mw"] < at[28]["power_mw"]  # the power fit keeps the leakage the energy leaves out
+    assert published(10.0, 200.0, 100.0, 90.0, osu, 5, 0.7) is None
+    assert published(10.0, 200.0, 100.0, 90.0, SimpleNamespace(node_nm=350, vdd=3.3), 28, 0.9) is None
 
 
 def test_a_library_that_is_not_there_is_a_one_line_error(tmp_path):
@@ -106,13 +125,15 @@ def test_asic_target_reports_area_by_class_fmax_and_power_on_a_4x4(tmp_path):
     assert math.isclose(a["power_total_mw"], sum(a["power_mw"].values()), abs_tol=0.01)
     # acceptance 2: the array's modules toggle at the rates measured in its tiles, not the default
     rates = a["toggle_rates"]
-    assert rates["lego_soc"] == 0.1 and a["activity_source"].startswith("measured in simulation for 5 of 7 modules")
+    assert rates["lego_soc"] == 0.1 and a["activity_source"].startswith("measured in simulation for 5 of 8 modules")
     assert all(0 < rates[m] <= 1 and rates[m] != 0.1 for m in ("lego_mul_8x8_16", "lego_acc_16_32", "lego_ctrl"))
     assert rates["lego_ctrl"] < rates["lego_mul_8x8_16"]  # counters move a bit a cycle, products most of theirs
     summary = read_artifact(tmp_path, "summary.json")
     assert summary.figures == {"area_mm2": a["area_mm2"], "fmax_mhz": a["fmax_mhz"], "power_mw": a["power_total_mw"]}
-    assert [x["node_nm"] for x in a["scaled"]] == [28, 16]
+    assert [x["node_nm"] for x in a["scaled"]] == [28, 16] == [x["node_nm"] for x in a["published"]]
     report = (tmp_path / "report.md").read_text()
+    p28 = a["published"][0]
+    assert f"28 nm at 0.9 V: {p28['area_mm2']} mm², {p28['fmax_mhz']} MHz, {p28['power_mw']} mW" in report
     assert "### Physical figures (osu018_stdcells.lib, 180 nm, 1.8 V)" in report and "| SRAM banks |" in report
     # the pipeline stages added for the clock: each multiplier's two 8-bit operands registered once,
     # as many bits as the Verilog's operand registers hold, priced at the array's flip-flop area

@@ -123,6 +123,12 @@ def asic_lines(a: dict) -> list[str]:
                 "`lego_build/targets/models.py`): " + "; ".join(
                     f"{x['node_nm']:g} nm at {x['vdd']:g} V: {x['area_mm2']} mm², {x['fmax_mhz']} MHz, "
                     f"{x['power_mw']} mW at {a['power_mhz']:g} MHz" for x in a["scaled"])]
+    if a.get("published"):
+        out += ["", "Scaled by Stillmaker and Baas's published fits (Integration 58, 2017: HSPICE on PTM models; an "
+                "estimate, not a measurement: `published` in `lego_build/targets/models.py`): " + "; ".join(
+                    f"{x['node_nm']:g} nm at {x['vdd']:g} V: {x['area_mm2']} mm², {x['fmax_mhz']} MHz, "
+                    f"{x['power_mw']} mW at {a['power_mhz']:g} MHz with leakage ({x['dynamic_mw']} mW dynamic)"
+                    for x in a["published"])]
     if a.get("clock_gating"):
         g = a["clock_gating"]
         out += ["", f"Power gating (seed 004 §5.5): {g['gated_bits']} register bits in {g['blocks']} delay blocks "

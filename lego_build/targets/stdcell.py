@@ -44,7 +44,7 @@ from pathlib import Path
 from lego_build.errors import StageError
 from lego_build.runtime.tools import Tool
 from lego_build.targets import netcache, timing
-from lego_build.targets.models import SCALE_TO, scaled, sram_macro
+from lego_build.targets.models import SCALE_TO, published, scaled, sram_macro
 from lego_build.targets.yosys import rtl_sources
 
 QFLOW_TECH = Path("/usr/share/qflow/tech")  # Debian's qflow-tech-* packages
@@ -474,6 +474,8 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int, int]], library:
         "power_at_achieved_mw": round(leak_mw + (total_mw - leak_mw) * achieved / mhz, 3),
         **({"clock_gating": gating} if gating else {}),
         "scaled": [scaled(total_mm2, fmax, total_mw, lib, n, v) for n, v in SCALE_TO if n < lib.node_nm],
+        "published": [x for n, v in SCALE_TO if n < lib.node_nm
+                      for x in [published(total_mm2, fmax, total_mw, total_mw - leak_mw, lib, n, v)] if x],
         "sram": [{"width": w, "depth": d, "count": k, "sub_banks": ways, "ports": ports,
                   **{x: round(y, 4) for x, y in s.items()}}
                  for (w, d, k, ways, s), (*_, ports) in zip(macros, buffers)],

@@ -34,29 +34,29 @@ def test_a_bad_pnr_value_is_a_one_line_error(tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(NO_PNR, reason="needs Debian's qflow (apt-get install -y qflow)")
 def test_post_route_fmax_is_within_15_percent_and_repeats(tmp_path, monkeypatch):
-    """A generated design through the flow and the post-route check, its controller placed rather
-    than the whole array (2,200 cells route in a minute; the array of a 2x2, 9,000, takes eight):
+    """A generated design through the flow and the post-route check, one of its multipliers placed
+    rather than the whole array (540 cells route in seconds; the array of a 2x2, 9,000, takes eight):
     every net routed and in the SPEF, the extracted wires read (post-route slower, the SPEF's
     capacitance the one reported), the post-route Fmax within 15 %; twice, to the same figures and
     the same SPEF (graywolf's seed is fixed)."""
-    monkeypatch.setattr(pnr, "PLACED", "lego_ctrl")
+    monkeypatch.setattr(pnr, "PLACED", "lego_mul_8x8_16")
     runs = []
     for k in range(2):
         run_all(compose(SMALL), tmp_path / str(k))
         runs.append(read_artifact(tmp_path / str(k), "sim/result.json").products["asic"])
     p = runs[0]["pnr"]
-    assert p["module"] == "lego_ctrl" and p["cells"] > 1000 and p["failed_routes"] == 0
+    assert p["module"] == "lego_mul_8x8_16" and p["cells"] > 300 and p["failed_routes"] == 0
     assert p["unreached_pins"] <= p["nets"] // 500  # qrouter's RC writer drops a branch now and then
     assert p["post_mhz"] < p["pre_mhz"] and p["ratio"] >= 0.85
     keep = tmp_path / "0" / "sim" / "asic" / "pnr"
-    spef = (keep / "lego_ctrl.spef").read_text()
+    spef = (keep / "lego_mul_8x8_16.spef").read_text()
     caps = [float(c) for c in re.findall(r"^\*D_NET \S+ (\S+)$", spef, flags=re.M)]
     assert len(caps) == p["nets"] and abs(sum(caps) - p["wire_pf"]) < 0.01 and p["wire_pf"] > 0
     assert p["wirelength_mm"] > 0 and "Final: No failed routes!" in (keep / "route.log").read_text()
     assert (keep / "timing_post.txt").read_text() != (keep / "timing_pre.txt").read_text()
-    assert (keep / "lego_ctrl.def.gz").is_file() and (keep / "placed.v").is_file()
+    assert (keep / "lego_mul_8x8_16.def.gz").is_file() and (keep / "placed.v").is_file()
     figures = ("pre_mhz", "post_mhz", "wirelength_mm", "wire_pf", "nets")
     assert [runs[1]["pnr"][k] for k in figures] == [p[k] for k in figures]
-    assert (tmp_path / "1" / "sim" / "asic" / "pnr" / "lego_ctrl.spef").read_text() == spef
+    assert (tmp_path / "1" / "sim" / "asic" / "pnr" / "lego_mul_8x8_16.spef").read_text() == spef
     report = (tmp_path / "0" / "report.md").read_text()
     assert f"Fmax **{p['post_mhz']} MHz** with the extracted wires against **{p['pre_mhz']} MHz**" in report

@@ -37,16 +37,20 @@ def _verilator_env(monkeypatch):
 
 def cocotb_build(runner, sources: list[Path], top: str, tmp_path: Path) -> Path:
     """``runner.build`` of ``sources`` into a build directory keyed by their content, the top,
-    cocotb's and Verilator's versions (in the model cache's root, as :mod:`lego_build.sim.objcache`
-    keys simulation binaries; ``tmp_path`` with the cache off): the same Verilog again is not
-    compiled again. A build that finished leaves a ``done`` mark; an unfinished one is redone."""
+    cocotb's and Verilator's versions and where cocotb is installed (in the model cache's root, as
+    :mod:`lego_build.sim.objcache` keys simulation binaries; ``tmp_path`` with the cache off): the
+    same Verilog again is not compiled again. A build that finished leaves a ``done`` mark; an
+    unfinished one is redone."""
     import cocotb
 
     from lego_build.runtime.tools import content_key, tool_version
     from lego_build.runtime.userdirs import cache_root
     from lego_build.sim.verilator import require_verilator
 
-    key = content_key([top, cocotb.__version__, tool_version(require_verilator())], sources)
+    # the binary links cocotb's VPI library by its path: a cocotb installed elsewhere (another
+    # virtualenv) is another key, so a build whose cocotb was removed is never reused
+    key = content_key([top, cocotb.__version__, str(Path(cocotb.__file__).resolve().parent),
+                       tool_version(require_verilator())], sources)
     root = cache_root()
     build = (root / "cocotb-builds" / key) if root is not None else tmp_path / "build"
     if not (build / "done").is_file():

@@ -113,3 +113,32 @@ def test_the_checker_sees_upward_imports_and_cycles(tmp_path):
     assert ("lego_build.ir.x", "lego_build.flow.y") in g.edges and layer_of("lego_build.flow.y") > 0
     assert ("lego_build.ir", "lego_build.ir.x") in g.edges
     assert list(nx.simple_cycles(g))
+
+
+#: the house's room sizes (issue 43): a module a reader takes in whole, a function that fits a screen or two
+MAX_FILE_LINES, MAX_FUNCTION_LINES = 500, 120
+
+
+def oversized(mods: dict[str, Path]) -> list[str]:
+    """Modules over :data:`MAX_FILE_LINES` lines, functions over :data:`MAX_FUNCTION_LINES`."""
+    out = []
+    for name, path in sorted(mods.items()):
+        text = path.read_text()
+        if (n := len(text.splitlines())) > MAX_FILE_LINES:
+            out.append(f"{name}: {n} lines")
+        for node in ast.walk(ast.parse(text, str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if (n := node.end_lineno - node.lineno + 1) > MAX_FUNCTION_LINES:
+                    out.append(f"{name}.{node.name}: {n} lines")
+    return out
+
+
+def test_no_module_or_function_outgrows_its_room():
+    big = oversized({k: v for k, v in modules().items() if k.startswith("lego_build")})
+    assert not big, "\n".join(big)
+
+
+def test_the_size_check_sees_a_long_function(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("def f():\n" + "    x = 1\n" * MAX_FUNCTION_LINES + "\n\ndef g():\n    pass\n")
+    assert oversized({"lego_build.m": path}) == [f"lego_build.m.f: {MAX_FUNCTION_LINES + 1} lines"]

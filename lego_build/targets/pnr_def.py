@@ -21,6 +21,10 @@ def def_nets(phys: Physical) -> str:
 
 
 MARGIN_UM = 10.0  # between the placed rows and the die edge the I/O pins sit on
+#: an I/O pin on every other routing track of the edge: with a pin on every track, qrouter could
+#: not drop vias beside the pins (default 4x4 array, 3,528 pins: 160 nets left unrouted for hours,
+#: the failures at the edge)
+PIN_TRACKS = 2
 DENSITY = 0.7  # the rows' share of cells: at 100 % (graywolf's) qrouter left 7 % of the array's nets unrouted
 SITE = 80  # the OSU cells' site width in .cel units (centimicrons): a cell grows by one each side
 
@@ -64,9 +68,10 @@ def _tracks(def_text: str) -> dict:
 
 def arrange_pins(def_text: str, phys: Physical, lef_text: str) -> str:
     """``def_text`` with its I/O pins on the edge of a die that fits the placed rows (plus
-    :data:`MARGIN_UM`), each where its net's cells are nearest (graywolf rings 3,500 pins around
-    the array half a millimetre out; qflow's ``arrangepins.tcl`` moves them in too), one per
-    track, neighbours on alternate layers; the die and the tracks cut to it."""
+    :data:`MARGIN_UM`, more if the pins need a longer edge), each where its net's cells are nearest
+    (graywolf rings 3,500 pins around the array half a millimetre out; qflow's ``arrangepins.tcl``
+    moves them in too), one per :data:`PIN_TRACKS` tracks, neighbours on alternate layers; the
+    die and the tracks cut to it."""
     unit = float(re.search(r"UNITS DISTANCE MICRONS (\d+)", def_text).group(1))
     size = {m.group(1): (float(m.group(2)) * unit, float(m.group(3)) * unit)
             for m in re.finditer(r"^MACRO (\S+).*?^\s*SIZE\s+(\S+) BY (\S+) ;", lef_text, flags=re.M | re.S)}
@@ -74,10 +79,6 @@ def arrange_pins(def_text: str, phys: Physical, lef_text: str) -> str:
     for m in re.finditer(r"^- (\S+) (\S+) \+ PLACED \( (-?\d+) (-?\d+) \)", def_text, flags=re.M):
         w, h = size[m.group(2)]
         where[m.group(1)] = (int(m.group(3)), int(m.group(4)), w, h)
-    x0 = min(x for x, _, _, _ in where.values()) - MARGIN_UM * unit
-    y0 = min(y for _, y, _, _ in where.values()) - MARGIN_UM * unit
-    x1 = max(x + w for x, _, w, _ in where.values()) + MARGIN_UM * unit
-    y1 = max(y + h for _, y, _, h in where.values()) + MARGIN_UM * unit
     tracks = _tracks(def_text)
     # the top and bottom pins on the first two vertical layers above metal 1 (metal 2 and 4), alternately
     # along the edge, the side pins on the horizontal ones (metal 3 and 5)
@@ -88,8 +89,18 @@ def arrange_pins(def_text: str, phys: Physical, lef_text: str) -> str:
         _, start, step = tracks[layer]
         first = start + step * math.ceil((lo - start) / step)
         return [round(first + k * step) for k in range(int((hi - first) // step) + 1)]
-    xs, ys = grid(vertical[0], x0, x1), grid(horizontal[0], y0, y1)
-    sides = {"bottom": xs[1:-1], "top": xs[1:-1], "left": ys[1:-1], "right": ys[1:-1]}
+    margin = MARGIN_UM
+    while True:  # the die grows past the rows until every pin has its slot
+        x0 = min(x for x, _, _, _ in where.values()) - margin * unit
+        y0 = min(y for _, y, _, _ in where.values()) - margin * unit
+        x1 = max(x + w for x, _, w, _ in where.values()) + margin * unit
+        y1 = max(y + h for _, y, _, h in where.values()) + margin * unit
+        xs, ys = grid(vertical[0], x0, x1), grid(horizontal[0], y0, y1)
+        across, up = xs[1:-1:PIN_TRACKS], ys[1:-1:PIN_TRACKS]
+        if 2 * (len(across) + len(up)) >= len(phys.pads):
+            break
+        margin += MARGIN_UM
+    sides = {"bottom": across, "top": across, "left": up, "right": up}
     want: dict = {}
     for net in sorted(phys.pads):
         pts = [(x + w / 2, y + h / 2) for c, _, _ in phys.pins[net] for x, y, w, h in [where[c]]]

@@ -362,6 +362,27 @@ def _sram_accesses(macros: list, measured: dict | None) -> dict:
     return out
 
 
+def _memories(buffers, lib: Library, measured: dict | None, mods: dict, counts: dict, mhz: float, area: dict,
+              watts: dict) -> tuple[list, dict, list, float]:
+    """The SRAM macros of ``buffers`` and the lookup tables, priced into ``area`` and ``watts`` (W at
+    ``mhz``) for :func:`implement`: the macros at their accesses (:func:`_sram_accesses`), each table
+    read once a cycle (its writes are configuration). Returns the macros, their accesses, the tables
+    and the W at an assumed rather than measured rate."""
+    macros = [(w, d, k, ways, sram_macro(w, d, lib, ports)) for w, d, k, ways, ports in buffers]
+    area[SRAM] = sum(k * s["area_um2"] for _, _, k, _, s in macros)
+    sram = _sram_accesses(macros, measured)
+    watts[SRAM] = sum(k * s["leakage_nw"] * 1e-9 for _, _, k, _, s in macros) + sum(
+        (a["reads"] * s["read_pj"] + a["writes"] * s["write_pj"]) * 1e-12 * mhz * 1e6 for s, a in sram.values())
+    assumed = sum((a["reads"] * s["read_pj"] + a["writes"] * s["write_pj"]) * 1e-12 * mhz * 1e6
+                  for s, a in sram.values() if a["source"] == "assumed")
+    tables = _tables(mods, counts, lib)
+    if tables:
+        area[TABLES] = sum(t["count"] * t["area_um2"] for t in tables)
+        watts[TABLES] = sum(t["count"] * (t["leakage_nw"] * 1e-9 + t["read_pj"] * 1e-12 * mhz * 1e6) for t in tables)
+        assumed += sum(t["count"] * t["read_pj"] * 1e-12 * mhz * 1e6 for t in tables)
+    return macros, sram, tables, assumed
+
+
 def implement(rtl: Path, buffers: list[tuple[int, int, int, int, int]], library: str, mhz: float, activity: float,
               work: Path, measured: dict | None = None, node_nm: float = 0.0, top: str = "lego_soc",
               keep: Path | None = None, clock_mhz: float | None = None) -> dict:
@@ -432,18 +453,8 @@ def implement(rtl: Path, buffers: list[tuple[int, int, int, int, int]], library:
             watts[c] = watts.get(c, 0.0) + n * (flops + rest)
         if m not in measured_mods:
             assumed += n * (flops + rest)
-    macros = [(w, d, k, ways, sram_macro(w, d, lib, ports)) for w, d, k, ways, ports in buffers]
-    area[SRAM] = sum(k * s["area_um2"] for _, _, k, _, s in macros)
-    sram = _sram_accesses(macros, measured)
-    watts[SRAM] = sum(k * s["leakage_nw"] * 1e-9 for _, _, k, _, s in macros) + sum(
-        (a["reads"] * s["read_pj"] + a["writes"] * s["write_pj"]) * 1e-12 * mhz * 1e6 for s, a in sram.values())
-    assumed += sum((a["reads"] * s["read_pj"] + a["writes"] * s["write_pj"]) * 1e-12 * mhz * 1e6
-                   for s, a in sram.values() if a["source"] == "assumed")
-    tables = _tables(mods, counts, lib)
-    if tables:  # the lookup tables: each read once a cycle (their writes are configuration): assumed
-        area[TABLES] = sum(t["count"] * t["area_um2"] for t in tables)
-        watts[TABLES] = sum(t["count"] * (t["leakage_nw"] * 1e-9 + t["read_pj"] * 1e-12 * mhz * 1e6) for t in tables)
-        assumed += sum(t["count"] * t["read_pj"] * 1e-12 * mhz * 1e6 for t in tables)
+    macros, sram, tables, assumed_macros = _memories(buffers, lib, measured, mods, counts, mhz, area, watts)
+    assumed += assumed_macros
     fmax = timed["fmax_mhz"]
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)

@@ -53,9 +53,21 @@ def test_one_module_per_file_named_after_it(tmp_path):
                                        ["arch.dataflows.main.spatial=[m,k]", "arch.control_flow=[0,0]"],
                                        ["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4"]])
 def test_lint_wall_is_clean(tmp_path, overrides):
+    """The memory system with the array inside it: one lint reports both (the test below)."""
     _build(tmp_path, overrides)
-    assert verilator.lint(tmp_path / "rtl") == []
     assert verilator.lint(tmp_path / "rtl", "lego_soc") == []
+
+
+@pytest.mark.skipif(shutil.which("verilator-cli") is None, reason="verilator-cli not installed")
+def test_the_socs_lint_reports_what_is_wrong_inside_the_array(tmp_path):
+    """Why the lint tests lint ``lego_soc`` alone: a narrowing assign and an undriven net put in
+    ``lego_top`` give the same warnings whether the array or the SoC around it is the top."""
+    _build(tmp_path)
+    top = tmp_path / "rtl" / "lego_top.v"
+    top.write_text(top.read_text().replace("endmodule", "  wire [3:0] probe_narrow;\n  wire [7:0] probe_undriven;\n"
+                                           "  assign probe_narrow = probe_undriven;\nendmodule", 1))
+    alone, inside = verilator.lint(tmp_path / "rtl"), verilator.lint(tmp_path / "rtl", "lego_soc")
+    assert len(alone) == 5 and alone == inside  # WIDTHTRUNC, two UNUSEDSIGNAL, UNDRIVEN, the summary
 
 
 #: the resource-matched presets: test_presets builds each once at full size, checks its resources
@@ -75,8 +87,7 @@ def test_every_preset_lints_clean_at_full_size(tmp_path, preset):
     # Acceptance 4: every arch preset at its own size (the others take a few seconds each;
     # RESOURCE_MATCHED are linted in test_presets, on the build its resource checks read).
     cfg = _build(tmp_path, [f"arch={preset}", "target=rtl"])
-    assert verilator.lint(tmp_path / "rtl") == []
-    assert verilator.lint(tmp_path / "rtl", "lego_soc") == []  # the memory system around it (issue 18)
+    assert verilator.lint(tmp_path / "rtl", "lego_soc") == []  # the array and the memory system around it (issue 18)
     # the banks hold exactly the documented on-chip capacity, both ping-pong halves (issue 18)
     dag = read_artifact(tmp_path, "dag.json")
     sram_bits = sum(2 * b.bits * b.lanes * b.depth for b in dag.buffers)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 
 from lego_build.mapping.latency import (
+    STORE_DATA,
+    STORE_EXTRA,
     WRITE_PATH,
     Grid,
     MemSystem,
     Traffic,
     bursts,
     layer_cycles,
-    store_rows,
     transfer,
 )
 
@@ -97,7 +98,7 @@ def test_layer_overlaps_loads_with_compute_and_accumulates_reduction_tiles():
     two = layer_cycles(Grid((1, 64), (1, 32)), [a, out], ms)
     # one tile: load (a cycle to decide, one to start the engine), start, steps, drain, store (its
     # beats WRITE_PATH cycles later at AXI W: the storer's pipelined write path)
-    load, store = 10 + 2 + 64, WRITE_PATH + 10 + 2 + 1
+    load, store = 10 + 2 + 64, STORE_DATA + WRITE_PATH + 10  # the head row read, the write path, the latency
     assert one["cycles"] == 2 + load + 1 + 64 + 2 + 1 + 5 + store + 1
     # two reduction tiles of one output tile: the loads run back to back (each longer than a
     # tile's 32 steps), each tile starts the cycle after its load; the output is stored once
@@ -114,27 +115,19 @@ def test_tiles_start_when_the_previous_steps_are_over_not_after_its_drain():
     a = Traffic(16, (False, True), run_level=1)  # loaded once: it does not depend on the output tiles' level
     out = Traffic(16, (True, False), run_level=0, output=True)
     four = layer_cycles(Grid((4, 256), (1, 256)), [a, out], ms)  # four output tiles of 256 steps
-    load, store = 10 + 2 + 256, WRITE_PATH + 10 + 2 + 1
+    load, store = 10 + 2 + 256, STORE_DATA + WRITE_PATH + 10  # the head row read, the write path, the latency
     # the first load, then the four tiles' steps back to back, one start cycle apart (the
     # other stores hide under them), the last drain and the last store
     assert four["cycles"] == 2 + load + 1 + 4 * (256 + 1) - 1 + 30 + 1 + 5 + store + 1
 
 
-def test_the_storer_sends_two_one_beat_rows_every_three_cycles():
-    """The W channel's pattern in RTL for one-beat rows (nvdla 4x4, a 1x1 conv's store): beat,
-    beat, gap, beat, beat, gap: a queue of two rows behind the bank's one-cycle read."""
-    assert [store_rows(r) for r in (1, 2, 3, 4, 100)] == [1, 2, 4, 5, 149]
-
-
 def test_a_store_shares_the_channel_with_the_loads_reads_first():
     """Three output tiles of 100 steps, each loading 100 beats and storing 100 (a store-bound
     layer, as MobileNetV2's projection convs are on gemmini_like): store 0 starts with load 2
-    (both wait for tile 0's drain) and, reads going first, its write beats (taken 3 cycles after
-    its start, at AXI W WRITE_PATH cycles later) yield to the tail of load 1 (4 read beats) and to
-    load 2's 100;
-    tile 2 waits for it (its output half). The rows are one beat each, so a store with no
-    reads beside it sends two rows every three cycles (149 cycles for 100), and store 0's
-    write beats with the 109 read beats in their window still take longer than that."""
+    (both wait for tile 0's drain) and, reads going first, its write beats (taken STORE_DATA
+    cycles after its start, at AXI W WRITE_PATH cycles later) yield to the tail of load 1 and to
+    load 2's 100; tile 2 waits for it (its output half). The rows are one beat each, and a store
+    with no reads beside it sends them a beat a cycle (the storer reads rows in place)."""
     ms = MemSystem(bus_bytes=16, bytes_per_cycle=16, latency=10, outstanding=16, program_cycles=0, drain=0)
     a = Traffic(16, (True, True), run_level=1)
     out = Traffic(16, (True, True), run_level=1, output=True)
@@ -142,12 +135,14 @@ def test_a_store_shares_the_channel_with_the_loads_reads_first():
     move = 10 + 2 + 100  # one 100-beat burst
     load = [2 + move, 2 * (2 + move)]  # back to back: 114, 228
     fin0 = load[0] + 1 + 100  # 215; load 2 then runs [216 + 1 + 12, 342]
-    # 442: 4 + 100 read beats inside it
-    store0 = fin0 + 1 + WRITE_PATH + 5 + move + (load[1] - (fin0 + 1 + 3 + WRITE_PATH)) + 100
-    alone = WRITE_PATH + 5 + 10 + 2 + 100 + 49  # two rows every three cycles
+    tail = 10 + STORE_EXTRA - 1  # the last write response, the done flag
+    first0 = fin0 + 1 + STORE_DATA + WRITE_PATH  # store 0's first beat at AXI W
+    store0 = first0 + (load[1] - first0) + 100 + 100 + tail  # 442: load 1's tail and load 2 inside it
+    alone = STORE_DATA + WRITE_PATH + 100 + tail  # a beat a cycle
     store1 = store0 + alone  # tile 1 drained at 329, before store 0 ended
     fin2 = store0 + 1 + 100  # tile 2 waits for store 0 to free its output half
-    assert three["cycles"] == max(fin2 + 1, store1) + alone + 1 == 785
+    assert store0 == 442
+    assert three["cycles"] == max(fin2 + 1, store1) + alone + 1 == 685
 
 
 def test_an_input_half_is_refilled_after_the_last_read_not_the_drain():

@@ -33,8 +33,8 @@ inputs are many short bursts is latency-bound there, and its weights' few long b
 is a bucket that refills while the channel waits, so a wave's first beats may come at one per
 cycle. A store's write bursts do not wait for one another (only its last write response comes
 a latency after its last beat); its beats take the cycles the reads leave free (reads go first
-when both are ready) and, for rows of one beat, at most two rows every three cycles (the
-storer's row queue). Reads and writes share the DRAM bandwidth: the layer takes at least all
+when both are ready), a beat a cycle at most, rows of one beat included (the storer reads its
+rows in place, issue 44). Reads and writes share the DRAM bandwidth: the layer takes at least all
 its beats at the bandwidth.
 """
 from __future__ import annotations
@@ -57,8 +57,9 @@ from rtl_templates_free.primitives import PPU_LANE_STAGES
 MAX_BURST = 256
 LOAD_START = 1  # the load engine's start after the sequencer's decision (the decision: one cycle)
 STORE_EXTRA = 5  # the store engine's start (2 cycles), the last write response and the done flag (3)
-#: a store's first beat taken into the write path after its start: the engine, the address, the bank read
-STORE_DATA = 3
+#: a store's first beat taken into the write path after its start: the engine and its row walker, then
+#: the bank read of the head row (lego_build.emit.soc.storer._bank_reads)
+STORE_DATA = 2
 #: a beat's cycles from its take to AXI W: the storer's write path (lego_build.emit.soc.storer.W_PATH:
 #: its first stage, the PPU's pipelined lanes, the output register), issue 44
 WRITE_PATH = 1 + PPU_LANE_STAGES + 1
@@ -215,14 +216,6 @@ def _waves(latency: int, rate: float, credit: float, most: float, refill: float,
     return tuple(spans)
 
 
-def store_rows(rows: int) -> int:
-    """The fewest cycles a store's ``rows`` output rows take: the storer reads a row from its
-    bank half a cycle before it joins a queue of two, so it sends at most two rows every three
-    cycles after the first two (rows of one beat leave every third cycle of the W channel
-    empty, which reads may use)."""
-    return rows + (rows - 1) // 2
-
-
 class _Channel:
     """The DRAM channel's read beats in time (loads run one after another, so the intervals
     come in order): how much of a window reads occupy."""
@@ -250,9 +243,9 @@ class _Channel:
         total = self.prefix[i1] - self.prefix[i0] - max(0.0, lo - self.starts[i0]) - max(0.0, self.ends[i1 - 1] - hi)
         return max(0.0, total)
 
-    def lengthen(self, first: float, end: float, tail: float, rows: int, stream: float, yielded: float) -> float:
+    def lengthen(self, first: float, end: float, tail: float, stream: float, yielded: float) -> float:
         """A store's end when its window from ``first`` to ``end - tail`` loses ``yielded`` of the
-        read beats in it: ``end = first + max(rows, stream + yielded * busy(first, end - tail)) + tail``
+        read beats in it: ``end = first + stream + yielded * busy(first, end - tail) + tail``
         iterated from ``end`` (at most 64 times), :meth:`busy` inlined with its lower end fixed."""
         starts, ends, prefix = self.starts, self.ends, self.prefix
         i0 = bisect_right(ends, first)
@@ -268,8 +261,7 @@ class _Channel:
                 over = ends[i1 - 1] - hi
                 total = prefix[i1] - p0 - m0 - (over if over > 0.0 else 0.0)
                 busy = total if total > 0.0 else 0.0
-            need = stream + yielded * busy
-            longer = first + (need if need > rows else rows) + tail
+            longer = first + stream + yielded * busy + tail
             if longer <= end + 1e-9:
                 break
             end = longer
@@ -386,7 +378,7 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
 
     ended = 0  # the stores whose end is known: each starts after the one before it ends
     written = float("-inf")  # when the last of those stores' write beats went
-    tail = ms.latency + STORE_EXTRA + 2 - STORE_DATA  # a store's cycles after its last write beat
+    tail = ms.latency + STORE_EXTRA - 1  # a store's cycles after its last write beat
 
     def store_end(o: int) -> float:
         nonlocal ended, written
@@ -395,15 +387,14 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
             start = max(rec[0] + 1, stores[ended - 1][3] if ended else 0.0)
             # a write burst does not wait for the one before it: the latency once, for the last
             # write response; the beats at the bandwidth (the first on the credit the bucket saved
-            # up since the last beat) unless the storer's rows are slower
+            # up since the last beat), a beat a cycle at most
             first = start + STORE_DATA + WRITE_PATH
             fast = min(rec[2], ms.credit(first - max(channel.last(first), written)))
-            stream, rows = fast + (rec[2] - fast) / ms.rate, store_rows(rec[1])
-            end = first + max(stream, rows) + tail
+            stream = fast + (rec[2] - fast) / ms.rate
             # the read beats inside the store's data window (its write beats run from STORE_DATA
             # after its start to the write response's latency and the done flag before its end)
             # lengthen it
-            end = channel.lengthen(first, first + max(stream, rows) + tail, tail, rows, stream, yielded)
+            end = channel.lengthen(first, first + stream + tail, tail, stream, yielded)
             rec[3] = end
             written = end - tail
             ended += 1

@@ -2,13 +2,14 @@
 
 The address channel (:func:`_address_side`) walks the output tile's runs, bursts split at 256
 beats and 4 KB boundaries, their lengths queued for WLAST; the bank side
-(:func:`_bank_reads`) reads one row per cycle from the output half being written back into a
-two-row queue; the data side (:func:`_beat_data`) takes each beat's words into a write path of
-``PPU_LANE_STAGES + 2`` register stages (the latency model's ``WRITE_PATH``, issue 44: the beat
-multiplexer's registers, the PPU's pipelined lanes, :func:`lego_build.emit.soc.ppu.ppu_lanes`,
-and their tables into the output register that drives AXI W), a stall-all pipeline that moves
-whenever its output register is free or being taken, so a layer's results reach memory
-post-processed at one beat a cycle; they stay one word each, sign-extended. One AXI ID (0); an
+(:func:`_bank_reads`) holds the head row at the output half's read address, the next row's
+read issued with the head's last beat; the data side (:func:`_beat_data`) takes each beat's
+words into a write path of ``PPU_LANE_STAGES + 2`` register stages (the latency model's
+``WRITE_PATH``, issue 44: the beat multiplexer's registers, the PPU's pipelined lanes,
+:func:`lego_build.emit.soc.ppu.ppu_lanes`, and their tables into the output register that drives
+AXI W), a stall-all pipeline that moves whenever its output register is free or being taken, so
+a layer's results reach memory post-processed at one beat a cycle, rows of one beat included;
+they stay one word each, sign-extended. One AXI ID (0); an
 error response or a foreign ID sets STATUS bit 2.
 """
 from __future__ import annotations
@@ -43,27 +44,29 @@ def _address_side(c: Ctx, t: int, runs_last: list, run_beats, size, beat) -> dic
 
 
 def _bank_reads(c: Ctx, t: int, rows_last: list) -> dict:
-    """Rows out of the bank half (read latency 1) into a two-row queue, each with the low bits
-    of its DRAM address."""
+    """The output half's rows read in place (issue 44): the bank half's read address holds the
+    head row while its beats are taken, so the banks' outputs are the row (read latency 1), and
+    moves to the walker's next row in the cycle the head's last beat is taken, so that row's
+    first beat follows without a bubble. A row register (two of them, a queue, before) would be
+    a flip-flop per output bit of the array: lego_mnicoc's 16 x 16 kept 16,384."""
     m, hm, r, w, core = c.m, c.hm, c.regs, c.w, c.core
     cw, aw = hm.counter_bits, hm.addr_bits
-    b = {"on": m.Reg("rr_on"), "restart": m.Reg("rr_restart"), "pend": m.Reg("rr_pend")}
+    b = {"on": m.Reg("rr_on"), "restart": m.Reg("rr_restart"), "valid": m.Reg("rr_valid")}
     rr_step, rr_start = m.Wire("rrw_step"), m.Wire("rrw_start")
-    _, (bank_addr, b["dram_low"]), b["last"] = walker(
+    _, (walk_addr, b["walk_low"]), b["last"] = walker(
         c, "rrw", rows_last, cw,
         [(aw, num(0, aw), r["bank"][t]), (LOW, w["st_base"][0:LOW], [x[0:LOW] for x in r["row"][t]])],
         rr_start, rr_step)
-    b["rowq"] = [m.Reg(f"wrow_q{k}", hm.out_row_bits) for k in range(2)]
-    b["offq"] = [m.Reg(f"woff_q{k}", LOW) for k in range(2)]
-    b["pend_off"] = m.Reg("rr_pend_off", LOW)
-    b["wr"], b["rd"], b["n"] = m.Reg("wrow_wr"), m.Reg("wrow_rd"), m.Reg("wrow_n", 2)
-    issue = b["issue"] = m.Wire("rr_issue")
-    m.Assign(issue(b["on"] & ~b["restart"] & ((b["n"] + Cat(num(0, 1), b["pend"])) < num(2, 2))))
-    m.Assign(rr_step(issue & ~b["last"]))
+    b["walk_addr"] = walk_addr
+    b["head"], b["off"] = m.Reg("rr_head", aw), m.Reg("rr_head_off", LOW)
+    b["pop"] = m.Wire("rr_pop")  # the head row's last beat is taken (driven by the write path)
+    load = b["load"] = m.Wire("rr_load")  # the walker's row becomes the head
+    m.Assign(load(b["on"] & ~b["restart"] & (~b["valid"] | b["pop"])))
+    m.Assign(rr_step(load & ~b["last"]))
     m.Assign(rr_start(b["restart"]))
-    m.Assign(core["dma_raddr"](bank_addr))
+    m.Assign(core["dma_raddr"](Mux(load, walk_addr, b["head"])))
     m.Assign(core["dma_rhalf"](w["st_half"]))
-    m.Assign(core["dma_ren"](b["on"]))
+    m.Assign(core["dma_ren"](b["on"] | b["valid"]))
     return b
 
 
@@ -138,8 +141,7 @@ def _beat_data(c: Ctx, t: int, b: dict, adv) -> dict:
     nb = max(1, slot // bb)
     bi = clog2(nb + 1)
     d = {"w_beat": m.Reg("w_beat", bi), "w_in": m.Reg("w_in_burst", 8)}
-    head = wire(m, "w_head", hm.out_row_bits, Mux(b["rd"], b["rowq"][1], b["rowq"][0]))
-    head_off = wire(m, "w_head_off", LOW, Mux(b["rd"], b["offq"][1], b["offq"][0]))
+    head, head_off = c.core["dma_rrow"], b["off"]
     if slot >= bb:
         c.unused.append((head_off, LOW))
     elif clog2(bb) < LOW:  # a narrow row's byte lane within the beat: the low address bits only
@@ -156,7 +158,7 @@ def _beat_data(c: Ctx, t: int, b: dict, adv) -> dict:
 def storer(c: Ctx) -> None:
     """The write engine (module docstring): its three sides, the write channel and the done
     flag once every burst's response is in."""
-    m, hm, w, core, mi, mo = c.m, c.hm, c.w, c.core, c.mi, c.mo
+    m, hm, w, mi, mo = c.m, c.hm, c.w, c.mi, c.mo
     t = len(hm.input_tensors)
     rows_last, runs_last, run_beats, size, beat, _, _ = burst_geometry(c, "aw", num(0, 1), 1, [t], w["st_bounds"])
     a = _address_side(c, t, runs_last, run_beats, size, beat)
@@ -168,10 +170,9 @@ def storer(c: Ctx) -> None:
     adv = wire(m, "w_adv", 1, ~out_v | mi["wready"])
     d = _beat_data(c, t, b, adv)
     q, q_wr, q_rd, q_n, aw_hs = a["q"], a["q_wr"], a["q_rd"], a["q_n"], a["hs"]
-    rq_wr, rq_rd, rq_n, rr_pend = b["wr"], b["rd"], b["n"], b["pend"]
     w_beat, w_in, row_last = d["w_beat"], d["w_in"], d["row_last"]
     wlast = wire(m, "w_last", 1, w_in == pick(q_rd, 2, q))
-    take = wire(m, "w_take", 1, adv & (rq_n != num(0, 2)) & (q_n != num(0, 3)))
+    take = wire(m, "w_take", 1, adv & b["valid"] & (q_n != num(0, 3)))
     v1, last1 = m.Reg("w_s1_valid"), m.Reg("w_s1_last")
     valids = [v1, *staged(c, "w_valid", v1, 1, PPU_LANE_STAGES, adv, reset=True)]
     last_end = staged(c, "w_last", last1, 1, PPU_LANE_STAGES, adv)[-1]
@@ -188,15 +189,15 @@ def storer(c: Ctx) -> None:
     m.Assign(mo["wlast"](out_last))
     m.Assign(mo["bready"](num(1, 1)))
     m.Assign(w["wr_beat"](w_hs))
-    pop_row = take & row_last
+    m.Assign(b["pop"](take & row_last))
     bursts = m.Reg("b_pending", 16)
     b_hs = mi["bvalid"]
     done = m.Reg("st_done_r")
     st_on = m.Reg("st_on_r")
     m.Always(Posedge(c.clk))(
-        done(0), rr_pend(0),
-        If(c.rst)(a["on"](0), a["restart"](0), b["on"](0), b["restart"](0), q_n(0), q_wr(0), q_rd(0), rq_n(0),
-                  rq_wr(0), rq_rd(0), w_beat(0), w_in(0), bursts(0), st_on(0), a["first"](1))
+        done(0),
+        If(c.rst)(a["on"](0), a["restart"](0), b["on"](0), b["restart"](0), b["valid"](0), q_n(0), q_wr(0),
+                  q_rd(0), w_beat(0), w_in(0), bursts(0), st_on(0), a["first"](1))
         .Else(
             If(w["st_start"])(a["on"](1), a["restart"](1), b["on"](1), b["restart"](1), st_on(1), a["first"](1)),
             If(a["restart"])(a["restart"](0)),
@@ -211,17 +212,15 @@ def storer(c: Ctx) -> None:
             If(~aw_hs & take & wlast)(q_n(q_n - 1)),
             If(aw_hs & ~(b_hs))(bursts(bursts + 1)),
             If(~aw_hs & b_hs)(bursts(bursts - 1)),
-            # bank reads
-            If(b["issue"])(rr_pend(1), b["pend_off"](b["dram_low"]), If(b["last"])(b["on"](0))),
-            If(rr_pend)(*[If(rq_wr == num(k, 1))(b["rowq"][k](core["dma_rrow"]), b["offq"][k](b["pend_off"]))
-                          for k in (0, 1)], rq_wr(~rq_wr)),
-            If(rr_pend & ~pop_row)(rq_n(rq_n + 1)),
-            If(~rr_pend & pop_row)(rq_n(rq_n - 1)),
+            # bank reads: the head row, held at the banks' read address
+            If(b["load"])(b["valid"](1), b["head"](b["walk_addr"]), b["off"](b["walk_low"]),
+                          If(b["last"])(b["on"](0)))
+            .Elif(b["pop"])(b["valid"](0)),
             # write data (taken into the write path)
             If(take)(
                 If(wlast)(w_in(0), q_rd(q_rd + 1)).Else(w_in(w_in + 1)),
-                If(row_last)(w_beat(0), rq_rd(~rq_rd)).Else(w_beat(w_beat + 1))),
-            If(st_on & ~a["on"] & ~a["restart"] & ~b["on"] & ~b["restart"] & ~rr_pend & (rq_n == num(0, 2))
+                If(row_last)(w_beat(0)).Else(w_beat(w_beat + 1))),
+            If(st_on & ~a["on"] & ~a["restart"] & ~b["on"] & ~b["restart"] & ~b["valid"]
                & (q_n == num(0, 3)) & (bursts == num(0, 16)) & ~w["st_start"] & ~ors(valids) & ~out_v)(
                 st_on(0), done(1)),
         ))

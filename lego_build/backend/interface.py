@@ -14,7 +14,10 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
   ``fifo_lo_reg(k, l)``, ``fifo_hi_reg(k, l)``: a FIFO word is used at a time step
   whose loop indices all lie in ``[lo_l, hi_l]``, else the fallback bank is read.
 * ``host_we, host_tensor, host_lane, host_addr, host_wdata``: write one operand
-  word into bank ``host_lane`` of input tensor ``host_tensor``.
+  word into bank ``host_lane`` of input tensor ``host_tensor``. The host port (these and
+  ``rd_lane, rd_addr -> rd_data``, below) works with the parameter ``HOST`` at 1, as the
+  standalone testbench sets it; at 0, the default and ``lego_soc``'s, the memory system is
+  the banks' only writer and reader and the port's logic is not made (``rd_data`` reads 0).
 * ``start`` (held until accepted: when ``stepping`` is low, so a run may start while the
   previous one drains), ``stepping`` (a run's time steps are being issued), ``busy``
   (stepping or draining), ``rfin`` (a one-cycle pulse when a run's last input-bank read is

@@ -124,7 +124,7 @@ def fold_input(c: Banks, t: str, ti: int, out: Callable) -> None:
     reads = {n.spec(PortSpec).lane: n for n in c.dag.nodes if n.kind == "read" and n.spec(PortSpec).tensor == t}
     index = Int(ti, hm.tensor_bits, base=10)
     waddr = m.Wire(f"bank_waddr_{t}", hm.addr_bits)
-    m.Assign(waddr(Mux(p["dma_we"], p["dma_addr"], p["host_addr"])))
+    m.Assign(waddr(Mux(p["dma_wsel"], p["dma_addr"], p["host_addr"])))
     wl = c.logical(waddr, buf.logical_bits)
     words = [p["dma_row"][u * hm.operand_bits:u * hm.operand_bits + buf.bits] for u in range(buf.lanes)]
     ih = p["in_half"][ti] if len(hm.input_tensors) > 1 else p["in_half"]
@@ -148,7 +148,8 @@ def fold_input(c: Banks, t: str, ti: int, out: Callable) -> None:
             halves[(j, h)] = m.Wire(f"rd_{t}_{j}_rdata{h}", buf.bits)
             we = c.per_df([(r[j], lambda v=r[j]: write_enable(*v, h)) if j in r else (None, lambda: Int(0, 1))
                            for r in role])
-            wdata = c.per_df([(r.get(j, own)[0], lambda u=r.get(j, own)[0]: Mux(p["dma_we"], words[u], p["host_wdata"]))
+            wdata = c.per_df([(r.get(j, own)[0],
+                               lambda u=r.get(j, own)[0]: Mux(p["dma_wsel"], words[u], p["host_wdata"]))
                               for r in role])
             row_w = c.per_df([(r.get(j, own)[2], lambda g=r.get(j, own)[2]: wl[g:g + ab]) for r in role])
             row_r = c.per_df([(r.get(j, own)[::2], lambda u=r.get(j, own)[0], g=r.get(j, own)[2]: raddr[u][g:g + ab])

@@ -55,6 +55,28 @@ def _ports(m: Module, hm: HostMap) -> dict:
     return p
 
 
+def _host_port(m: Module, p: dict, unused: list) -> None:
+    """The ``HOST`` parameter (issue 44): 1 where the host port writes the input banks and reads
+    the outputs (the standalone testbench, :mod:`lego_build.sim.verilator`,
+    :mod:`lego_build.backend.interface`); 0, the default, in ``lego_soc``, whose memory system
+    does both and ties the port off. A synthesis that maps each module on its own cannot see the
+    tie-off, so at 0 the port's logic is not made: its bank write multiplexers, the output
+    lanes' read words and their 256-way chain, the host read's PPU. In ``p`` the host's write
+    enable and read address become what the logic reads (off, and the DMA's read address, at 0)
+    and ``dma_wsel`` selects the DMA's write address and data (always, at 0); the raw ports go
+    to ``unused``, which at 0 is all that reads them."""
+    host = p["HOST"] = m.Parameter("HOST", 0, width=1)
+    names = ("host_we", "host_tensor", "host_lane", "host_addr", "host_wdata", "rd_lane", "rd_addr")
+    unused += [(p[n], p[n].width or 1) for n in names]
+    we = m.Wire("host_we_on")
+    m.Assign(we(p["host_we"] & host))
+    wsel = m.Wire("dma_wsel")
+    m.Assign(wsel(p["dma_we"] | ~host))
+    raddr = m.Wire("rd_addr_on", p["rd_addr"].width)
+    m.Assign(raddr(Mux(host, p["rd_addr"], p["dma_raddr"])))
+    p.update(host_we=we, dma_wsel=wsel, rd_addr=raddr)
+
+
 @dataclass
 class _Top:
     """What the node emitters build into and read."""
@@ -182,12 +204,12 @@ def _write_port(t: _Top, tensor: str, k: int) -> None:
     write, which sub-banks a write fills: the DMA's rows, or the host word's."""
     m, p = t.m, t.port
     t.write_addr[tensor] = m.Wire(f"bank_waddr_{tensor}", t.hm.addr_bits)
-    m.Assign(t.write_addr[tensor](Mux(p["dma_we"], p["dma_addr"], p["host_addr"])))
+    m.Assign(t.write_addr[tensor](Mux(p["dma_wsel"], p["dma_addr"], p["host_addr"])))
     if k > 1:
         lk = k.bit_length() - 1
         onehot = Cat(*reversed([p["host_addr"][0:lk] == Int(j, lk, base=10) for j in range(k)]))
         t.write_mask[tensor] = m.Wire(f"bank_wmask_{tensor}", k)
-        m.Assign(t.write_mask[tensor](Mux(p["dma_we"], p["dma_mask"][0:k], onehot)))
+        m.Assign(t.write_mask[tensor](Mux(p["dma_wsel"], p["dma_mask"][0:k], onehot)))
 
 
 def _read(t: _Top, n: Node) -> None:
@@ -217,8 +239,8 @@ def _read(t: _Top, n: Node) -> None:
         m.Instance(t.use(bank), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
             ("clk", p["clk"]), ("we", we if k == 1 else Repeat(we, k) & t.write_mask[buf.tensor]),
             ("waddr", t.bank_addr(t.write_addr[buf.tensor], buf)),
-            ("wdata", Mux(p["dma_we"], words[0], p["host_wdata"]) if k == 1 else
-             Cat(*reversed([Mux(p["dma_we"], w, p["host_wdata"][0:buf.bits]) for w in words]))),
+            ("wdata", Mux(p["dma_wsel"], words[0], p["host_wdata"]) if k == 1 else
+             Cat(*reversed([Mux(p["dma_wsel"], w, p["host_wdata"][0:buf.bits]) for w in words]))),
             ("raddr", t.bank_addr(t.inp[(n.name, "addr")], buf)), ("rdata", rdata),
         ])
     m.Assign(t.signal[(n.name, "data")](Mux(t.tag_in[buf.tensor][t.when[n.name]], halves[1], halves[0])))
@@ -384,7 +406,7 @@ NODE_KINDS: dict[str, NodeKind] = {
 
 def _folded_banks(t: _Top, folded: set) -> Banks:
     """The banks of tensors folded over dataflows (:mod:`lego_build.emit.fold`)."""
-    names = ("clk", "dma_we", "dma_addr", "host_addr", "dma_row", "in_half", "dma_half", "host_tensor",
+    names = ("clk", "dma_we", "dma_wsel", "dma_addr", "host_addr", "dma_row", "in_half", "dma_half", "host_tensor",
              "host_lane", "host_we", "host_wdata", "dma_tensor", "dma_raddr", "rd_addr", "dma_rhalf", "dma_ren",
              "out_half")
     banks = Banks(t.m, t.hm, t.dag, t.use, {name: t.port[name] for name in names}, t.inp, t.when, t.tag_in,
@@ -416,27 +438,31 @@ def _unused_bits(t: _Top, folded: set, banks: Banks | None) -> None:
 
 
 def _read_path(t: _Top, ppu: dict) -> None:
-    """The output banks' rows to the DMA, and the host's word read (through the PPU, one more
-    cycle, when the design has one)."""
+    """The output banks' rows to the DMA, and with ``HOST`` (:func:`_host_port`) the host's word
+    read (through the PPU, one more cycle, when the design has one)."""
     m, hm, p = t.m, t.hm, t.port
     t.dma_words.sort(key=lambda x: x[0])
     m.Assign(p["dma_rrow"](Cat(*[w for _, w in reversed(t.dma_words)])))
-    rd_lane_q = m.Reg("rd_lane_q", hm.lane_bits)
-    m.Always(Posedge(p["clk"]))(rd_lane_q(p["rd_lane"]))
+    g = m.GenerateIf(p["HOST"], "g_host_read")
+    rd_lane_q = g.Reg("rd_lane_q", hm.lane_bits)
+    g.Always(Posedge(p["clk"]))(rd_lane_q(p["rd_lane"]))
     t.out_rdata.sort(key=lambda x: x[0])
+    t.unused += [(w, hm.out_bits) for _, w in t.out_rdata]
     result = t.out_rdata[-1][1]
     for lane, rdata in reversed(t.out_rdata[:-1]):
         result = Mux(rd_lane_q == Int(lane, hm.lane_bits, base=10), rdata, result)
+    g.Else("g_no_host_read").Assign(p["rd_data"](Int(0, hm.out_bits, base=10)))
     if not hm.ppu:
-        m.Assign(p["rd_data"](result))
+        g.Assign(p["rd_data"](result))
         return
-    word = m.Wire("rd_word", hm.out_bits)
-    m.Assign(word(result))
+    t.unused += [(w, w.width) for w in ppu.values()]
+    word = g.Wire("rd_word", hm.out_bits)
+    g.Assign(word(result))
     high = hm.cfg_addr_bits - 8
     cfg_we, cfg_addr = p["cfg_we"], p["cfg_addr"]
     lut_we = cfg_we & (cfg_addr[8:hm.cfg_addr_bits] == Int(hm.ppu_lut_base >> 8, high, base=10)) if high else cfg_we
     t.use(mk_table(*PPU_TABLE))  # the PPU's activation table (a macro of its own)
-    m.Instance(t.use(mk_ppu(hm.out_bits)), "u_ppu", ports=[
+    g.Instance(t.use(mk_ppu(hm.out_bits)), "u_ppu", ports=[
         ("clk", p["clk"]), ("x", word), ("mode", ppu["mode"]), ("scale", ppu["scale"]), ("shift", ppu["shift"]),
         ("lut_we", lut_we), ("lut_addr", cfg_addr[0:8]), ("lut_data", p["cfg_wdata"][0:8]), ("y", p["rd_data"])])
 
@@ -453,6 +479,7 @@ def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
         return StubModule(mod.name)
 
     t = _Top(m, hm, dag, use, _ports(m, hm))
+    _host_port(m, t.port, t.unused)
     ppu = _controller(t)
     _edges(t)
     _tags(t)
@@ -463,8 +490,8 @@ def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
         if n.kind in NODE_KINDS:
             NODE_KINDS[n.kind].emit(t, n)
     banks = _folded_banks(t, folded) if folded else None
-    _unused_bits(t, folded, banks)
     _read_path(t, ppu)
+    _unused_bits(t, folded, banks)
     return m, [subs[k] for k in sorted(subs)], hm
 
 

@@ -175,7 +175,8 @@ def wave_format() -> str:
 def build(rtl_dir: Path, work: Path, trace: bool, fmt: str = "fst", top: str = "lego_top",
           testbench: str = TESTBENCH, optimize: bool = False, coverage: bool = False) -> Path:
     """The simulation binary of the RTL with ``top`` as the top module and ``testbench`` (with
-    ``trace``: an FST or VCD waveform writer, ``fmt``). A binary built before from the same
+    ``trace``: an FST or VCD waveform writer, ``fmt``); ``lego_top`` alone with its host port
+    (``HOST=1``). A binary built before from the same
     Verilog, testbench, flags and tools is run from the model cache of :mod:`.objcache`;
     otherwise Verilator generates the C++ in ``work`` (a scratch directory: a stage's
     :func:`lego_build.runtime.userdirs.scratch`, never a design directory) and make compiles
@@ -194,6 +195,8 @@ def build(rtl_dir: Path, work: Path, trace: bool, fmt: str = "fst", top: str = "
     # The PyPI build's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which breaks designs big
     # enough to be split into several C++ files; "-include" is what configure sets for gcc.
     flags = ["--cc", "--exe", "-O2", "--top-module", top, "-Wno-fatal", "--Mdir", "obj_dir"]
+    if top == "lego_top":  # the host port drives it (lego_build.emit.top._host_port)
+        flags.append("-GHOST=1")
     if trace:
         defines = "-DLEGO_TRACE" + (" -DLEGO_VCD" if fmt == "vcd" else "")
         flags[0:0] = ["--trace-fst" if fmt == "fst" else "--trace", "-CFLAGS", defines]

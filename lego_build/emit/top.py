@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
+from veriloggen.core import vtypes
 
 from lego_build.backend.interface import HostMap, host_map
 from lego_build.emit.ctrl import mk_ctrl
@@ -451,7 +452,10 @@ def _read_path(t: _Top, ppu: dict) -> None:
     result = t.out_rdata[-1][1]
     for lane, rdata in reversed(t.out_rdata[:-1]):
         result = Mux(rd_lane_q == Int(lane, hm.lane_bits, base=10), rdata, result)
-    g.Else("g_no_host_read").Assign(p["rd_data"](Int(0, hm.out_bits, base=10)))
+    # each branch drives the port once; veriloggen takes one assignment per signal object, so the
+    # other branch's is made on a second object of the same name
+    off = vtypes.Wire(width=hm.out_bits, name=p["rd_data"].name)
+    g.Else("g_no_host_read").Assign(off(Int(0, hm.out_bits, base=10)))
     if not hm.ppu:
         g.Assign(p["rd_data"](result))
         return

@@ -58,14 +58,10 @@ def _ports(m: Module, hm: HostMap) -> dict:
 
 def _host_port(m: Module, p: dict, unused: list) -> None:
     """The ``HOST`` parameter (issue 44): 1 where the host port writes the input banks and reads
-    the outputs (the standalone testbench, :mod:`lego_build.sim.verilator`,
-    :mod:`lego_build.backend.interface`); 0, the default, in ``lego_soc``, whose memory system
-    does both and ties the port off. A synthesis that maps each module on its own cannot see the
-    tie-off, so at 0 the port's logic is not made: its bank write multiplexers, the output
-    lanes' read words and their 256-way chain, the host read's PPU. In ``p`` the host's write
-    enable and read address become what the logic reads (off, and the DMA's read address, at 0)
-    and ``dma_wsel`` selects the DMA's write address and data (always, at 0); the raw ports go
-    to ``unused``, which at 0 is all that reads them."""
+    the outputs (the standalone testbench); 0, the default, in ``lego_soc``, which ties the port
+    off, so its logic is not made (a module synthesised on its own cannot see the tie-off). In
+    ``p`` the host's write enable and read address become what the logic reads, ``dma_wsel``
+    picks the DMA's write address and data; the raw ports go to ``unused``."""
     host = p["HOST"] = m.Parameter("HOST", 0, width=1)
     names = ("host_we", "host_tensor", "host_lane", "host_addr", "host_wdata", "rd_lane", "rd_addr")
     unused += [(p[n], p[n].width or 1) for n in names]

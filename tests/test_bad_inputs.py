@@ -204,6 +204,12 @@ CATALOGUE: tuple[Bad, ...] = (
     Bad("pnr-without-asic", ("build", "target.pnr=true"), "target.pnr=true"),
     Bad("graywolf-missing", ("build", "target=asic", "target.pnr=true"), "LEGO_GRAYWOLF",
         env=(("LEGO_GRAYWOLF", "no-such-graywolf"),)),
+    # the fpga target (issue 45): an unknown part, a design the part cannot hold, a missing tool
+    Bad("fpga-device", ("build", "target=fpga", "target.device=xc7a35t"), "target.device=xc7a35t"),
+    Bad("fpga-does-not-fit", ("build", "target=fpga"), "target.device=ecp5-85f"),
+    Bad("fpga-nextpnr-missing", ("build", "target=fpga", "arch.onchip_kb=16"), "LEGO_NEXTPNR_ECP5",
+        env=(("LEGO_NEXTPNR_ECP5", "no-such-nextpnr"),)),
+    Bad("fpga-top", ("build", "target=fpga", "target.fpga_top=chip"), "target.fpga_top"),
     # the energy table the mapper reads, and the command that writes it (issue 19)
     Bad("energy-table-missing", ("map", "arch.energy.table=nope.yaml"), "arch.energy.table=nope.yaml"),
     Bad("energy-table-garbage", ("map", "arch.energy.table=bad.yaml"), "arch.energy.table=bad.yaml",

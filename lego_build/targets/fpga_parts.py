@@ -4,7 +4,9 @@ check a design passes before any work (:func:`fit`, issue 45).
 Resources are the vendors' data-sheet figures: Lattice ECP5 family data sheet (FPGA-DS-02012,
 table 1.1: LUT4s, 18 Kbit sysMEM blocks, 18x18 multipliers; the package's user I/O; a
 flip-flop per LUT4, two of each per slice); Gowin GW1NR series data sheet (DS117: LUT4s,
-flip-flops, 18 Kbit BSRAM, 9x9 multipliers, two per 18x18 DSP macro, the QN88P's user I/O).
+flip-flops, 18 Kbit BSRAM, 9x9 multipliers, two per 18x18 DSP macro, the QN88P's user I/O);
+Lattice iCE40 LP/HX family data sheet (FPGA-DS-02029: logic cells, each a LUT4 and a
+flip-flop, 4 Kbit RAM4K blocks, no multipliers: an FU's multiplier is made of logic cells).
 A part lists one package. Where the place and route needs the pins placed (Gowin's), the part
 names the pin wrapper's (:mod:`.fpga_wrap`) on a board: the GW1NR-9's on the Tang Nano 9K,
 its 27 MHz oscillator, its two buttons, a header pin and its first LED.
@@ -47,6 +49,7 @@ PARTS: dict[str, Part] = {p.name: p for p in (
     Part("gw1nr-9", "gowin", "GW1NR-LV9QN88PC6/I5", 8_640, 6_480, 26, 18_432, 40, 71,
          ("--device", "GW1NR-LV9QN88PC6/I5", "--vopt", "family=GW1N-9C"), dsp_bits=9,
          pins=(("clk", "52"), ("rst", "4"), ("sin", "3"), ("load", "25"), ("sout", "10")), pack_args=("-d", "GW1N-9C")),
+    Part("ice40-hx8k", "ice40", "iCE40HX8K-CT256", 7_680, 7_680, 32, 4_096, 0, 206, ("--hx8k", "--package", "ct256")),
 )}
 
 

@@ -325,7 +325,7 @@ class _TilePlan:
         for c, s in zip(codes, stored):
             if s and c not in ends:
                 b = bounds_of(c)
-                ends[c] = (prod(x for x, d in zip(b, out.depends) if d), bursts(out, b, bus)[1])
+                ends[c] = bursts(out, b, bus)[1]
         self.ends = [ends[c] if s else None for c, s in zip(codes, stored)]
         self._spans: dict = {}
 
@@ -370,7 +370,7 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
         for lo, hi in spans:
             channel.add(begin + lo, begin + hi)
 
-    stores: list[list] = []  # per output tile: [its last tile's drain end, rows, beats, end or None]
+    stores: list[list] = []  # per output tile: [its last tile's drain end, beats, end or None]
     # the share of a write's time lost while reads stream: none when the DRAM can take a read
     # and a write beat in one cycle (bandwidth of two bus widths), all of it at one bus width
     capacity = ms.bytes_per_cycle / ms.bus_bytes
@@ -384,21 +384,21 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
         nonlocal ended, written
         while ended <= o:  # in order, each once (not recursive: a recursive closure is a reference cycle)
             rec = stores[ended]
-            start = max(rec[0] + 1, stores[ended - 1][3] if ended else 0.0)
+            start = max(rec[0] + 1, stores[ended - 1][2] if ended else 0.0)
             # a write burst does not wait for the one before it: the latency once, for the last
             # write response; the beats at the bandwidth (the first on the credit the bucket saved
             # up since the last beat), a beat a cycle at most
             first = start + STORE_DATA + WRITE_PATH
-            fast = min(rec[2], ms.credit(first - max(channel.last(first), written)))
-            stream = fast + (rec[2] - fast) / ms.rate
+            fast = min(rec[1], ms.credit(first - max(channel.last(first), written)))
+            stream = fast + (rec[1] - fast) / ms.rate
             # the read beats inside the store's data window (its write beats run from STORE_DATA
             # after its start to the write response's latency and the done flag before its end)
             # lengthen it
             end = channel.lengthen(first, first + stream + tail, tail, stream, yielded)
-            rec[3] = end
+            rec[2] = end
             written = end - tail
             ended += 1
-        return stores[o][3]
+        return stores[o][2]
 
     count = plan.count
     for j in range(min(2, count)):
@@ -417,9 +417,9 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
         last_fin = fins[j % 2] = started + steps + drain
         if j + 2 < count:
             place_load(j + 2, started + steps + read_drain + 1)  # the half tile j read
-        if ends is not None:  # ends its output tile: (rows, beats) it stores
-            total_beats += ends[1]
-            stores.append([last_fin, ends[0], ends[1], None])
+        if ends is not None:  # ends its output tile: the beats it stores
+            total_beats += ends
+            stores.append([last_fin, ends, None])
     last = store_end(len(stores) - 1) if stores else last_fin
     cycles = max(last, ms.latency + total_beats * ms.bus_bytes / ms.bytes_per_cycle) + 1
     return {"cycles": round(cycles), "compute": round(compute_total), "load": round(load_total),

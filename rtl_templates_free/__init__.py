@@ -21,10 +21,11 @@ from .primitives import (
     mk_ppu,
     mk_ppu_lane_pipe,
     mk_rmw,
+    mk_rmw_pipe,
     mk_table,
     sign_extend,
 )
 
 __all__ = ["PPU_LUT", "PPU_RELU", "PPU_REQUANT", "mk_acc", "mk_add", "mk_bank", "mk_bank_rows", "mk_bitfusion_mul",
-           "mk_fifo", "mk_mac", "mk_mul", "mk_ppu", "mk_ppu_lane_pipe", "mk_rmw",
+           "mk_fifo", "mk_mac", "mk_mul", "mk_ppu", "mk_ppu_lane_pipe", "mk_rmw", "mk_rmw_pipe",
            "mk_table", "sign_extend"]

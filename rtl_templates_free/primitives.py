@@ -21,9 +21,9 @@ def sign_extend(sig, from_bits: int, to_bits: int):
     return Cat(Repeat(sig[from_bits - 1], to_bits - from_bits), sig)
 
 
-def _memory(name: str, width: int, depth: int, registered: bool) -> Module:
+def _memory(name: str, width: int, depth: int, registered: bool, outreg: bool = False) -> Module:
     """A memory of ``depth`` words: one write port and one read port, registered (read
-    latency 1) or asynchronous."""
+    latency 1) or asynchronous; ``outreg`` registers the read word once more (latency 2)."""
     aw = max(1, ceil(log2(depth)))
     m = Module(name)
     clk = m.Input("clk")
@@ -34,7 +34,10 @@ def _memory(name: str, width: int, depth: int, registered: bool) -> Module:
     rdata = (m.OutputReg if registered else m.Output)("rdata", width)
     mem = m.Reg("mem", width, depth)
     write = If(we)(mem[waddr](wdata))
-    if registered:
+    if outreg:
+        q = m.Reg("q", width)
+        m.Always(Posedge(clk))(q(mem[raddr]), rdata(q), write)
+    elif registered:
         m.Always(Posedge(clk))(rdata(mem[raddr]), write)
     else:
         m.Assign(rdata(mem[raddr]))
@@ -42,16 +45,20 @@ def _memory(name: str, width: int, depth: int, registered: bool) -> Module:
     return m
 
 
-def mk_bank(width: int, depth: int) -> Module:
-    """One SRAM bank: a write port and a synchronous read port (read latency 1)."""
-    return _memory(f"lego_bank_w{width}_d{depth}", width, depth, registered=True)
+def mk_bank(width: int, depth: int, outreg: bool = False) -> Module:
+    """One SRAM bank: a write port and a synchronous read port (read latency 1), or with
+    ``outreg`` a register on the read word (latency 2: an FPGA block RAM's slow clock-to-output
+    then ends at a flip-flop, :mod:`lego_build.backend.passes.registered_reads`)."""
+    suffix = "_o" if outreg else ""
+    return _memory(f"lego_bank_w{width}_d{depth}{suffix}", width, depth, registered=True, outreg=outreg)
 
 
-def mk_bank_rows(width: int, depth: int, rows: int) -> Module:
+def mk_bank_rows(width: int, depth: int, rows: int, outreg: bool = False) -> Module:
     """A bank that takes up to ``rows`` consecutive words per write (a DMA beat of several
     bank rows) and reads one per cycle, latency 1: ``rows`` sub-banks interleaved by address
     (word ``a`` in sub-bank ``a mod rows``, at ``a div rows``; each sub-bank one write and one
-    read port, as :func:`mk_bank`). A write puts ``wdata`` slot ``j`` into sub-bank ``j`` where
+    read port, as :func:`mk_bank`; ``outreg`` as there, each sub-bank's word registered before the
+    select, latency 2). A write puts ``wdata`` slot ``j`` into sub-bank ``j`` where
     ``we`` bit ``j`` is set: at the row of ``waddr`` for ``j >= waddr mod rows``, the next
     row below it, so the words at ``waddr .. waddr + n - 1`` are one write."""
     assert rows > 1 and rows & (rows - 1) == 0 and depth % rows == 0, (rows, depth)
@@ -59,7 +66,7 @@ def mk_bank_rows(width: int, depth: int, rows: int) -> Module:
     aw = max(1, ceil(log2(depth)))
     sub = depth // rows
     sw = max(1, ceil(log2(sub)))
-    m = Module(f"lego_bank_w{width}_d{depth}_r{rows}")
+    m = Module(f"lego_bank_w{width}_d{depth}_r{rows}" + ("_o" if outreg else ""))
     clk = m.Input("clk")
     we = m.Input("we", rows)
     waddr = m.Input("waddr", aw)
@@ -78,8 +85,16 @@ def mk_bank_rows(width: int, depth: int, rows: int) -> Module:
             q(mem[raddr[lk:aw] if aw > lk else Int(0, sw, base=10)]),
             If(we[j])(mem[at](wdata[j * width:(j + 1) * width])),
         )
+        if outreg:
+            q2 = m.Reg(f"q{j}_o", width)
+            m.Always(Posedge(clk))(q2(q))
+            q = q2
         outs.append(q)
     m.Always(Posedge(clk))(sel(raddr[0:lk]))
+    if outreg:
+        sel_o = m.Reg("sel_o", lk)
+        m.Always(Posedge(clk))(sel_o(sel))
+        sel = sel_o
     out = outs[-1]
     for j in reversed(range(rows - 1)):
         out = Mux(sel == Int(j, lk, base=10), outs[j], out)
@@ -230,6 +245,41 @@ def mk_rmw(bits: int) -> Module:
     rd0, rd1, addend = m.Input("rd0", bits), m.Input("rd1", bits), m.Input("addend", bits)
     wdata = m.Output("wdata", bits)
     m.Assign(wdata(Mux(acc, Mux(half, rd1, rd0) + addend, addend)))
+    return m
+
+
+def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
+    """An output bank's read-modify-write over two halves in three cycles, for FPGA block RAM
+    (:mod:`lego_build.backend.passes.pipelined_rmw`): a request (``we``, ``addr``, ``data``) reads
+    the bank in its cycle A; in B the read word of the half it writes (``half``, with ``acc``,
+    both given in B) is registered; in C ``wdata = acc ? word + data : data`` goes to ``w_addr``
+    of half ``w_half`` where ``w_we``. The bank's slow clock-to-output ends at that register
+    instead of running through the adder into the write port. A request reads before the two
+    requests ahead of it have written (the bank returns the old word when it reads and writes one
+    address in one cycle), so C takes their sums instead where they wrote its address and half:
+    the last write's first. The matches are found in B, against what is then in C and what C
+    wrote, so C's own path is a two-input select in front of the adder."""
+    m = Module(f"lego_rmw_pipe_w{bits}_a{addr_bits}")
+    clk = m.Input("clk")
+    we, addr, data = m.Input("we"), m.Input("addr", addr_bits), m.Input("data", bits)
+    half, acc = m.Input("half"), m.Input("acc")
+    rd0, rd1 = m.Input("rd0", bits), m.Input("rd1", bits)
+    w_we, w_addr, w_half = m.OutputReg("w_we"), m.OutputReg("w_addr", addr_bits), m.OutputReg("w_half")
+    wdata = m.Output("wdata", bits)
+    we_b, addr_b, data_b = m.Reg("we_b"), m.Reg("addr_b", addr_bits), m.Reg("data_b", bits)
+    data_c, acc_c, word_c = m.Reg("data_c", bits), m.Reg("acc_c"), m.Reg("word_c", bits)
+    we1, addr1, half1, sum1 = m.Reg("we1"), m.Reg("addr1", addr_bits), m.Reg("half1"), m.Reg("sum1", bits)
+    sum2, hit1, hit2 = m.Reg("sum2", bits), m.Reg("hit1"), m.Reg("hit2")
+    old = m.Wire("old", bits)
+    m.Assign(old(Mux(hit1, sum1, Mux(hit2, sum2, word_c))))
+    m.Assign(wdata(Mux(acc_c, old + data_c, data_c)))
+    m.Always(Posedge(clk))(
+        we_b(we), addr_b(addr), data_b(data),
+        w_we(we_b), w_addr(addr_b), w_half(half), data_c(data_b), acc_c(acc), word_c(Mux(half, rd1, rd0)),
+        hit1(w_we & (w_addr == addr_b) & (w_half == half)),
+        hit2(we1 & (addr1 == addr_b) & (half1 == half)),
+        we1(w_we), addr1(w_addr), half1(w_half), sum1(wdata), sum2(sum1),
+    )
     return m
 
 

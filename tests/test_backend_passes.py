@@ -107,6 +107,7 @@ def test_every_pass_module_declares_its_pass():
     ("[delay_matching,bitwidth]", "delay_matching requires widths"),
     ("[bitwidth,fold,delay_matching]", "unknown pass 'fold'"),
     ("[bitwidth,broadcast_rewiring,delay_matching]", "broadcast_rewiring requires schedule"),
+    ("[bitwidth,delay_matching,registered_reads]", "registered_reads must run before the pass providing schedule"),
 ])
 def test_optimizer_passes_are_validated(passes, message):
     from lego_build import ConfigError
@@ -209,11 +210,41 @@ def test_mac_fusion_keeps_the_schedule_and_fuses_every_fu():
     cfg = compose([])
     adg = build_adg(workload_from_config(cfg.workload).layers[0].kernel, cfg.arch)
     plain, _, _ = optimize(adg, LP)
-    fpga, _, _ = optimize(adg, OptimizerConf(passes=list(compose(["optimizer=fpga"]).optimizer.passes),
-                                             delay_matching="lp", time_limit_s=30.0))
+    fused = [p for p in compose(["optimizer=fpga"]).optimizer.passes if p not in ("registered_reads", "pipelined_rmw")]
+    fpga, _, _ = optimize(adg, OptimizerConf(passes=fused, delay_matching="lp", time_limit_s=30.0))
     kinds = [n.kind for n in fpga.nodes]
     assert kinds.count("mac") == 16 and "mul" not in kinds and "acc" not in kinds
     assert fpga.latency == plain.latency and fpga.register_bits() <= plain.register_bits()
+
+
+FPGA = OptimizerConf(passes=list(compose(["optimizer=fpga"]).optimizer.passes), delay_matching="lp", time_limit_s=30.0)
+
+
+def test_fpga_passes_register_bank_reads_and_pipeline_the_output_writes():
+    """registered_reads gives every bank read two cycles, pipelined_rmw every write one more:
+    delay matching absorbs neither on the default array, whose pipeline grows by both."""
+    cfg = compose([])
+    adg = build_adg(workload_from_config(cfg.workload).layers[0].kernel, cfg.arch)
+    plain, _, _ = optimize(adg, LP)
+    fpga, _, _ = optimize(adg, FPGA)
+    assert {n.latency for n in fpga.nodes if n.kind == "read"} == {2}
+    assert {n.latency for n in fpga.nodes if n.kind == "write"} == {1}
+    assert fpga.latency == plain.latency + 2
+
+
+def test_pipelined_rmw_leaves_folded_output_banks_in_one_cycle():
+    """lego_mnicoc's output banks fold (one adder shared by banks and dataflows): its writes keep
+    ``L_v`` 0, its reads are registered all the same."""
+    from lego_build.analysis.lowering import reference_kernel
+
+    cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "arch.onchip_kb=0", "arch.buffer_depth=16",
+                   "workload=conv2d"])
+    kernel = reference_kernel([layer.kernel for layer in workload_from_config(cfg.workload).array_layers], "conv2d")
+    fpga, _, _ = optimize(build_adg(kernel, cfg.arch), FPGA)
+    (out,) = [b for b in fpga.buffers if b.role == "out"]
+    assert out.logical_bits > out.addr_bits
+    assert {n.latency for n in fpga.nodes if n.kind == "write"} == {0}
+    assert {n.latency for n in fpga.nodes if n.kind == "read"} == {2}
 
 
 def test_delay_elaboration_turns_edge_delays_into_delay_blocks():

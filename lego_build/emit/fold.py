@@ -132,8 +132,12 @@ def fold_input(c: Banks, t: str, ti: int, out: Callable) -> None:
     raddr = {u: c.logical(c.inp[(reads[u].name, "addr")], ab + bits[u]) for u in range(buf.lanes)}
     slice_q = {}
     for u in (u for u in range(buf.lanes) if bits[u]):  # the slice read, when its word leaves the bank
-        slice_q[u] = m.Reg(f"{reads[u].name}_slice_q", bits[u])
-        m.Always(Posedge(p["clk"]))(slice_q[u](raddr[u][0:bits[u]]))
+        q = raddr[u][0:bits[u]]
+        for k in range(reads[u].latency):
+            slice_q[u] = m.Reg(f"{reads[u].name}_slice_q" + (f"{k}" if k else ""), bits[u])
+            m.Always(Posedge(p["clk"]))(slice_q[u](q))
+            q = slice_q[u]
+    outreg = max(n.latency for n in reads.values()) > 1  # registered_reads: each bank's word registered once more
 
     def write_enable(u: int, s: int, g: int, h: int):
         mine, dma_mine = (ih, p["dma_half"]) if h else (~ih, ~p["dma_half"])
@@ -154,7 +158,7 @@ def fold_input(c: Banks, t: str, ti: int, out: Callable) -> None:
             row_w = c.per_df([(r.get(j, own)[2], lambda g=r.get(j, own)[2]: wl[g:g + ab]) for r in role])
             row_r = c.per_df([(r.get(j, own)[::2], lambda u=r.get(j, own)[0], g=r.get(j, own)[2]: raddr[u][g:g + ab])
                               for r in role])
-            m.Instance(c.use(mk_bank(buf.bits, buf.depth)), f"u_bank_{t}_{j}_h{h}", ports=[
+            m.Instance(c.use(mk_bank(buf.bits, buf.depth, outreg)), f"u_bank_{t}_{j}_h{h}", ports=[
                 ("clk", p["clk"]), ("we", we), ("waddr", row_w), ("wdata", wdata), ("raddr", row_r),
                 ("rdata", halves[(j, h)])])
     for u, n in reads.items():

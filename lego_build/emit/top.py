@@ -15,6 +15,7 @@ from veriloggen.core import vtypes
 from lego_build.backend.interface import HostMap, host_map
 from lego_build.emit.ctrl import mk_ctrl
 from lego_build.emit.fold import Banks, df_is, fold_input, fold_output
+from lego_build.emit.outbank import write_port
 from lego_build.fulang.kinds import FUS
 from lego_build.ir.dag import DAG, DelaySpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, Node, PortSpec
 from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_bank_rows, mk_fifo, mk_mac, mk_ppu, mk_table
@@ -181,7 +182,7 @@ def _tags(t: _Top) -> None:
         """``value`` captured when a run starts, then delayed one cycle per register down to
         the deepest of the ``ports`` that use it (each chain ends where its last user is)."""
         users = [n for n in dag.nodes if n.kind == ports and (ports == "write" or n.spec(PortSpec).tensor == name)]
-        deepest = max(t.when[n.name] for n in users) + (1 if ports == "write" else 0)
+        deepest = max(t.when[n.name] + (1 - n.latency if ports == "write" else 0) for n in users)
         regs = [m.Reg(f"tag_{name}", 1)]
         m.Always(Posedge(p["clk"]))(If(accept)(regs[0](value)))
         for k in range(1, deepest + 1):
@@ -211,7 +212,9 @@ def _write_port(t: _Top, tensor: str, k: int) -> None:
 
 def _read(t: _Top, n: Node) -> None:
     """An input bank port: two halves (ping-pong: the array reads its half of the tensor while
-    the DMA fills the other), written by the DMA's rows or the host's words."""
+    the DMA fills the other), written by the DMA's rows or the host's words. The word leaves at
+    the node's ``D_v``, ``L_v`` cycles after its address: 2 registers it in the bank
+    (:mod:`~lego_build.backend.passes.registered_reads`)."""
     m, hm, p = t.m, t.hm, t.port
     port = n.spec(PortSpec)
     buf, lane = t.dag.buffer(port.tensor), port.lane
@@ -232,7 +235,8 @@ def _read(t: _Top, n: Node) -> None:
         rdata = m.Wire(f"{n.name}_rdata{h}", buf.bits)
         halves.append(rdata)
         we = (p["host_we"] & sel & mine) | (dsel & dma_mine)
-        bank = mk_bank(buf.bits, buf.depth) if k == 1 else mk_bank_rows(buf.bits, buf.depth, k)
+        outreg = n.latency > 1
+        bank = mk_bank(buf.bits, buf.depth, outreg) if k == 1 else mk_bank_rows(buf.bits, buf.depth, k, outreg)
         m.Instance(t.use(bank), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
             ("clk", p["clk"]), ("we", we if k == 1 else Repeat(we, k) & t.write_mask[buf.tensor]),
             ("waddr", t.bank_addr(t.write_addr[buf.tensor], buf)),
@@ -241,43 +245,6 @@ def _read(t: _Top, n: Node) -> None:
             ("raddr", t.bank_addr(t.inp[(n.name, "addr")], buf)), ("rdata", rdata),
         ])
     m.Assign(t.signal[(n.name, "data")](Mux(t.tag_in[buf.tensor][t.when[n.name]], halves[1], halves[0])))
-
-
-def _write(t: _Top, n: Node) -> None:
-    """An output bank port: one cycle of read-modify-write (with ``acc`` a word adds to what the
-    half holds: a layer's reduction split over tiles accumulates in place) into two halves, one
-    accumulating while the DMA or the host reads the other."""
-    m, p = t.m, t.port
-    port = n.spec(PortSpec)
-    buf, lane = t.dag.buffer(port.tensor), port.lane
-    we, waddr, wdata = t.inp[(n.name, "we")], t.inp[(n.name, "addr")], t.inp[(n.name, "data")]
-    we_q = m.Reg(f"{n.name}_we_q")
-    addr_q = m.Reg(f"{n.name}_addr_q", buf.addr_bits)
-    data_q = m.Reg(f"{n.name}_data_q", buf.bits)
-    waddr = t.bank_addr(waddr, buf)
-    m.Always(Posedge(p["clk"]))(we_q(we), addr_q(waddr), data_q(wdata))
-    halves = []
-    d = t.when[n.name]
-    for h in (0, 1):
-        mine = t.tag_out[d] if h else ~t.tag_out[d]
-        mine_q = t.tag_out[d + 1] if h else ~t.tag_out[d + 1]
-        dma_mine = p["dma_rhalf"] if h else ~p["dma_rhalf"]
-        rdata = m.Wire(f"{n.name}_rdata{h}", buf.bits)
-        halves.append(rdata)
-        m.Instance(t.use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
-            ("clk", p["clk"]), ("we", we_q & mine_q), ("waddr", addr_q),
-            ("wdata", Mux(t.tag_acc[d + 1], rdata + data_q, data_q)),
-            ("raddr", Mux(we & mine, waddr,
-                          Mux(p["dma_ren"] & dma_mine, t.bank_addr(p["dma_raddr"], buf),
-                              t.bank_addr(p["rd_addr"], buf)))),
-            ("rdata", rdata),
-        ])
-    rdata = m.Wire(f"{n.name}_rdata", buf.bits)
-    m.Assign(rdata(Mux(p["out_half"], halves[1], halves[0])))
-    t.out_rdata.append((lane, rdata))
-    word = m.Wire(f"{n.name}_dma_word", buf.bits)  # named: one row of 1024 lanes is one long line
-    m.Assign(word(Mux(p["dma_rhalf"], halves[1], halves[0])))
-    t.dma_words.append((lane, word))
 
 
 def _pin(t: _Top, n: Node) -> None:
@@ -346,7 +313,7 @@ def _operands(t: _Top, n: Node, ports: list) -> list:
     """``n``'s operand inputs through their operand registers (:func:`operand_stages`)."""
     stages = n.latency - INNER_LATENCY[n.kind]
     return [(p, t.shift_register(f"{n.name}_op{p}", t.inp[(n.name, p)], 1 if p == "first" else
-                                 _width_of(t.dag, n.name, p), stages, ())
+                                 t.dag.width_into(n.name, p), stages, ())
              if stages else t.inp[(n.name, p)]) for p in ports]
 
 
@@ -355,9 +322,9 @@ def _mul(t: _Top, n: Node) -> None:
     operand registers."""
     dag, inp = t.dag, t.inp
     ports = [p for p in ("a", "b", "c") if (n.name, p) in inp]
-    c_bits = _width_of(dag, n.name, "c") if "c" in ports else 0
+    c_bits = dag.width_into(n.name, "c") if "c" in ports else 0
     fu = FUS.get(n.spec(MulSpec).fu)
-    mod = fu.make_mul(_width_of(dag, n.name, "a"), _width_of(dag, n.name, "b"), n.width, c_bits)
+    mod = fu.make_mul(dag.width_into(n.name, "a"), dag.width_into(n.name, "b"), n.width, c_bits)
     t.m.Instance(t.use(mod), f"u_{n.name}", ports=[("clk", t.port["clk"])] + _operands(t, n, ports)
                  + [("p", t.signal[(n.name, "p")])])
 
@@ -370,14 +337,14 @@ def _add(t: _Top, n: Node) -> None:
 
 
 def _mac(t: _Top, n: Node) -> None:
-    mod = mk_mac(_width_of(t.dag, n.name, "a"), _width_of(t.dag, n.name, "b"), n.width)
+    mod = mk_mac(t.dag.width_into(n.name, "a"), t.dag.width_into(n.name, "b"), n.width)
     t.m.Instance(t.use(mod), f"u_{n.name}", ports=[
         ("clk", t.port["clk"]), *_operands(t, n, ["first", "a", "b"]),
         ("y", t.signal[(n.name, "y")])])
 
 
 def _acc(t: _Top, n: Node) -> None:
-    mod = mk_acc(_width_of(t.dag, n.name, "p"), n.width)
+    mod = mk_acc(t.dag.width_into(n.name, "p"), n.width)
     t.m.Instance(t.use(mod), f"u_{n.name}", ports=[
         ("clk", t.port["clk"]), ("first", t.inp[(n.name, "first")]), ("p", t.inp[(n.name, "p")]),
         ("y", t.signal[(n.name, "y")])])
@@ -397,7 +364,7 @@ NODE_KINDS: dict[str, NodeKind] = {
     "read": NodeKind("data", _read), "pin": NodeKind("out", _pin), "mul": NodeKind("p", _mul),
     "add": NodeKind("s", _add), "acc": NodeKind("y", _acc), "mac": NodeKind("y", _mac), "mux": NodeKind("out", _mux),
     "gate": NodeKind("out", _gate), "delay": NodeKind("out", _delay), "fifo": NodeKind("out", _fifo),
-    "pick": NodeKind("out", _pick), "write": NodeKind(None, _write),
+    "pick": NodeKind("out", _pick), "write": NodeKind(None, write_port),
 }
 
 
@@ -493,8 +460,3 @@ def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
     _read_path(t, ppu)
     _unused_bits(t, folded, banks)
     return m, [subs[k] for k in sorted(subs)], hm
-
-
-def _width_of(dag: DAG, node: str, port: str) -> int:
-    (e,) = [e for e in dag.edges if e.dst == node and e.dst_port == port]
-    return e.width

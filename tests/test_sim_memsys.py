@@ -87,23 +87,6 @@ def test_whole_layer_is_bit_exact_through_the_memory_system(tmp_path, name):
     assert bound.cycles <= layer["cycles"] and bound.dram_bytes <= layer["bytes_read"] + layer["bytes_written"]
 
 
-@pytest.mark.parametrize("name", ["gemm-partial-tiles", "conv-ohow-s2-p1", "folded-mn"])
-def test_the_fpga_back_end_runs_whole_layers_bit_exactly(tmp_path, name):
-    """optimizer=fpga (registered bank reads, a pipelined read-modify-write, MAC fusion): whole
-    layers through the memory system, every output compared, cycles against the model."""
-    overrides, outputs = LAYERS[name] if name in LAYERS else (
-        ["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "arch.onchip_kb=0", "arch.buffer_depth=16",
-         "workload=conv2d", *FOLDED["mn"], "mapper.objective=latency"], 4 * 4 * 4)
-    run_all(compose([*overrides, "optimizer=fpga", "target.scope=layers"]), tmp_path)
-    res = read_artifact(tmp_path, "sim/result.json")
-    assert res.status == "pass" and res.products["lint"] == "clean"
-    (layer,) = res.layers
-    assert layer["outputs"] == outputs and layer["mismatches"] == 0 and layer["tiles"] > 1
-    assert abs(layer["error"]) <= 0.02
-    dag = read_artifact(tmp_path, "dag.json")
-    assert {n.latency for n in dag.nodes if n.kind == "read"} == {2}
-
-
 def test_a_tensor_the_next_tile_does_not_change_stays_in_its_half(tmp_path):
     """GEMM 96x4x8 on 4x4 with 16-word banks: A (m x k) is tiled along m, B (k x n, 8 rows of
     4 bytes) fits whole, so B is loaded for the first tile only: 192 narrow rows of A and 8

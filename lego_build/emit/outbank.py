@@ -52,18 +52,18 @@ def _pipelined(t, n: Node) -> None:
     buf, lane = t.dag.buffer(port.tensor), port.lane
     we, waddr = t.inp[(n.name, "we")], t.bank_addr(t.inp[(n.name, "addr")], buf)
     d = t.when[n.name] - 1  # D_v is the write's: the request comes L_v = 1 cycle before
-    w_we, w_half = m.Wire(f"{n.name}_w_we"), m.Wire(f"{n.name}_w_half")
+    w_we = [m.Wire(f"{n.name}_w_we{h}") for h in (0, 1)]
     w_addr, wdata = m.Wire(f"{n.name}_w_addr", buf.addr_bits), m.Wire(f"{n.name}_wdata", buf.bits)
     halves = [m.Wire(f"{n.name}_rdata{h}", buf.bits) for h in (0, 1)]
     m.Instance(t.use(mk_rmw_pipe(buf.bits, buf.addr_bits)), f"u_rmw_{buf.tensor}_{lane}", ports=[
         ("clk", p["clk"]), ("we", we), ("addr", waddr), ("data", t.inp[(n.name, "data")]),
         ("half", t.tag_out[d + 1]), ("acc", t.tag_acc[d + 1]), ("rd0", halves[0]), ("rd1", halves[1]),
-        ("w_we", w_we), ("w_addr", w_addr), ("w_half", w_half), ("wdata", wdata)])
+        ("w_we0", w_we[0]), ("w_we1", w_we[1]), ("w_addr", w_addr), ("wdata", wdata)])
     for h in (0, 1):
         mine = t.tag_out[d] if h else ~t.tag_out[d]
         dma_mine = p["dma_rhalf"] if h else ~p["dma_rhalf"]
         m.Instance(t.use(mk_bank(buf.bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
-            ("clk", p["clk"]), ("we", w_we & (w_half if h else ~w_half)), ("waddr", w_addr), ("wdata", wdata),
+            ("clk", p["clk"]), ("we", w_we[h]), ("waddr", w_addr), ("wdata", wdata),
             ("raddr", Mux(we & mine, waddr,
                           Mux(p["dma_ren"] & dma_mine, t.bank_addr(p["dma_raddr"], buf),
                               t.bank_addr(p["rd_addr"], buf)))),

@@ -3,8 +3,8 @@ with its I/O and packs into a bitstream (nextpnr writes none for a design out of
 
 ``lego_fpga_wrap`` (:func:`wrapper`) keeps ``clk`` and ``rst`` on pins and reaches every other
 port through registers: the inputs from a shift register fed by the pin ``sin`` and copied to
-the core's inputs when ``load`` is high; the outputs captured when ``load`` is high and shifted
-out on ``sout`` otherwise. Every path into and out of the core then starts and ends at a
+the core's inputs when ``load`` is high; the outputs registered every cycle, captured from
+there when ``load`` is high and shifted out on ``sout`` otherwise. Every path into and out of the core then starts and ends at a
 flip-flop, so the post-route Fmax is the core's own, not a pin's. A measuring harness, as
 FPGA engineers time a core with more ports than the part has pins; not a way to run the core.
 """
@@ -38,12 +38,13 @@ def wrapper(verilog: Path, module: str) -> str:
     clk, rst, sin, load = m.Input("clk"), m.Input("rst"), m.Input("sin"), m.Input("load")
     sout = m.Output("sout")
     shift, held, captured = m.Reg("in_shift", ni), m.Reg("in_held", ni), m.Reg("out_shift", no)
+    outputs = m.Reg("out_q", no)  # the core's outputs straight into flip-flops, then the shifter's select
     wires = {n: m.Wire(f"core_{n}", w) for n, w in (*ins, *outs)}
     m.Always(Posedge(clk))(
         shift(Cat(shift[0:ni - 1], sin) if ni > 1 else sin),
         If(load)(held(shift)),
-        captured(Mux(load, Cat(*[wires[n] for n, _ in outs]),
-                     Cat(captured[0:no - 1], Int(0, 1, base=10)) if no > 1 else Int(0, 1, base=10))))
+        outputs(Cat(*[wires[n] for n, _ in outs])),
+        captured(Mux(load, outputs, Cat(captured[0:no - 1], Int(0, 1, base=10)) if no > 1 else Int(0, 1, base=10))))
     low = 0
     for n, w in reversed(ins):  # the first input takes the high bits, as Cat orders them
         m.Assign(wires[n](held[low:low + w]))

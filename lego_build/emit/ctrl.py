@@ -82,26 +82,7 @@ def mk_ctrl(hm: HostMap) -> Module:
         value = cfg_wdata if hm.df_bits == cw else cfg_wdata[0:hm.df_bits]
         cfg_writes.append(If(cfg_addr == Int(hm.df_reg, hm.cfg_addr_bits, base=10))(df_sel(value)))
         m.Assign(df_out(df_sel))
-    fifo_lo, fifo_hi = [], []
-    for k in range(len(hm.shifts)):
-        if depth_out[k] is not None:  # one-word FIFOs need no depth register
-            depth = m.Reg(f"fifo_depth_{k}", hm.fifo_depth_bits)
-            value = cfg_wdata if hm.fifo_depth_bits == cw else cfg_wdata[0:hm.fifo_depth_bits]
-            cfg_writes.append(If(cfg_addr == Int(hm.fifo_depth_reg(k), hm.cfg_addr_bits, base=10))(depth(value)))
-            m.Assign(depth_out[k](depth))
-        fifo_lo.append([m.Reg(f"fifo_lo_{k}_{l}", cw) for l in range(lv)])
-        fifo_hi.append([m.Reg(f"fifo_hi_{k}_{l}", cw) for l in range(lv)])
-        for l in range(lv):
-            cfg_writes += [
-                If(cfg_addr == Int(hm.fifo_lo_reg(k, l), hm.cfg_addr_bits, base=10))(fifo_lo[k][l](cfg_wdata)),
-                If(cfg_addr == Int(hm.fifo_hi_reg(k, l), hm.cfg_addr_bits, base=10))(fifo_hi[k][l](cfg_wdata)),
-            ]
-    regs = {"mode": hm.ppu_mode_reg, "scale": hm.ppu_scale_reg, "shift": hm.ppu_shift_reg}
-    for name, port in ppu_out.items():
-        reg = m.Reg(f"ppu_{name}_r", port.width)
-        value = cfg_wdata if port.width == cw else cfg_wdata[0:port.width]
-        cfg_writes.append(If(cfg_addr == Int(regs[name], hm.cfg_addr_bits, base=10))(reg(value)))
-        m.Assign(port(reg))
+    fifo_lo, fifo_hi = _fifo_and_ppu_registers(m, hm, cfg_addr, cfg_wdata, depth_out, ppu_out, cfg_writes)
     m.Always(Posedge(clk))(If(cfg_we)(*cfg_writes))
 
     def all_wrap(levels):
@@ -155,3 +136,31 @@ def mk_ctrl(hm: HostMap) -> Module:
         inside = [(cnt[l] >= fifo_lo[k][l]) & (cnt[l] <= fifo_hi[k][l]) for l in range(lv)]
         m.Assign(ok(reduce(lambda a, b: a & b, inside)))
     return m
+
+
+def _fifo_and_ppu_registers(m: Module, hm: HostMap, cfg_addr, cfg_wdata, depth_out: list, ppu_out: dict,
+                            cfg_writes: list) -> tuple[list, list]:
+    """The FIFO groups' depth and window registers and the PPU's, driving their outputs; their
+    configuration writes appended to ``cfg_writes``. Returns the windows' (lo, hi) registers."""
+    cw, lv = hm.counter_bits, hm.levels
+    fifo_lo, fifo_hi = [], []
+    for k in range(len(hm.shifts)):
+        if depth_out[k] is not None:  # one-word FIFOs need no depth register
+            depth = m.Reg(f"fifo_depth_{k}", hm.fifo_depth_bits)
+            value = cfg_wdata if hm.fifo_depth_bits == cw else cfg_wdata[0:hm.fifo_depth_bits]
+            cfg_writes.append(If(cfg_addr == Int(hm.fifo_depth_reg(k), hm.cfg_addr_bits, base=10))(depth(value)))
+            m.Assign(depth_out[k](depth))
+        fifo_lo.append([m.Reg(f"fifo_lo_{k}_{l}", cw) for l in range(lv)])
+        fifo_hi.append([m.Reg(f"fifo_hi_{k}_{l}", cw) for l in range(lv)])
+        for l in range(lv):
+            cfg_writes += [
+                If(cfg_addr == Int(hm.fifo_lo_reg(k, l), hm.cfg_addr_bits, base=10))(fifo_lo[k][l](cfg_wdata)),
+                If(cfg_addr == Int(hm.fifo_hi_reg(k, l), hm.cfg_addr_bits, base=10))(fifo_hi[k][l](cfg_wdata)),
+            ]
+    regs = {"mode": hm.ppu_mode_reg, "scale": hm.ppu_scale_reg, "shift": hm.ppu_shift_reg}
+    for name, port in ppu_out.items():
+        reg = m.Reg(f"ppu_{name}_r", port.width)
+        value = cfg_wdata if port.width == cw else cfg_wdata[0:port.width]
+        cfg_writes.append(If(cfg_addr == Int(regs[name], hm.cfg_addr_bits, base=10))(reg(value)))
+        m.Assign(port(reg))
+    return fifo_lo, fifo_hi

@@ -24,13 +24,18 @@ README = next(line.split("  #")[0].split()[2:] for line in (Path(__file__).paren
 
 def test_the_default_design_is_refused_with_the_block_rams_it_needs_and_a_small_one_fits():
     """576 KB of banks take 320 block RAMs of 18 Kbit (issue 45 counted 320 DP16KD in Yosys's
-    netlist): no ECP5 part holds them; the same array with 16 KB of banks fits the 85F (32:
+    netlist): no ECP5 part holds them, and the message names the banks that would fit (256 KB,
+    halving); the same array with 16 KB of banks fits the 85F (32:
     each input lane's halves split in two sub-banks of 341 x 8 bits, one block each; the
     42-word output banks in LUT RAM), and a 16x16 array's 256 multipliers need more than the
     85F's 156. gemmini_like at 8x8 needs a block for each of its 64 weight lanes' halves."""
-    with pytest.raises(ConfigError, match=r"target.device=ecp5-85f: .* needs at least 320 block RAMs, the part has "
-                                          r"208; no listed part holds it"):
+    with pytest.raises(ConfigError, match=r"^target.device=ecp5-85f: .* needs at least 320 block RAMs, the part has "
+                                          r"208; arch.onchip_kb=256 makes it fit$"):
         fpga.check(compose(["target=fpga"]))
+    with pytest.raises(ConfigError, match=r"needs at least 96 block RAMs, the part has 26; parts that hold it: "
+                                          r"ecp5-45f, ecp5-85f; or arch.onchip_kb=32 makes it fit$"):
+        fpga.check(compose(["target=fpga", "target.device=gw1nr-9", "arch.rows=2", "arch.cols=2"]))
+    assert fpga.needs(compose(["target=fpga", "arch.onchip_kb=256"]), PARTS["ecp5-85f"])["brams"] <= 208
     small = compose(["target=fpga", "arch.onchip_kb=16"])
     assert fpga.needs(small, PARTS["ecp5-85f"]) == {"brams": 32, "dsps": 16}
     gemmini = compose(["target=fpga", "arch=gemmini_like", "arch.rows=8", "arch.cols=8", "workload=conv2d"])

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import shutil
 import subprocess
 import tempfile
@@ -135,15 +136,42 @@ def needs(cfg, part: Part, mems: list | None = None) -> dict[str, int]:
 
 
 def check(cfg) -> None:
-    """The part exists and the design fits it (:func:`needs`, :func:`.fpga_parts.fit`)."""
+    """The part exists and the design fits it (:func:`needs`, :func:`.fpga_parts.fit`); where its
+    banks are what does not fit, the message also names the largest ``arch.onchip_kb`` (halving)
+    that would (:func:`fitting_kb`)."""
     part = part_of(cfg)
     family = FAMILIES[part.family]
     for tool in (family.nextpnr, family.packer):
         if why := tool.missing():
             raise ConfigError(f"target.device={part.name} needs {tool.name}: {why}")
     mems = memories(cfg)
-    fit(part, needs(cfg, part, mems), f"arch={cfg.arch.name} ({cfg.arch.rows}x{cfg.arch.cols})",
-        lambda other: needs(cfg, other, mems))
+    try:
+        fit(part, needs(cfg, part, mems), f"arch={cfg.arch.name} ({cfg.arch.rows}x{cfg.arch.cols})",
+            lambda other: needs(cfg, other, mems))
+    except ConfigError as exc:
+        kb = fitting_kb(cfg, part, mems) if "block RAMs" in str(exc) else None
+        if kb is None:
+            raise
+        head, hint = str(exc).split("; ", 1)
+        also = f"{hint}; or " if hint.startswith("parts that") else ""
+        raise ConfigError(f"{head}; {also}arch.onchip_kb={kb:g} makes it fit") from None
+
+
+def fitting_kb(cfg, part: Part, mems: list) -> float | None:
+    """The largest power-of-two ``arch.onchip_kb`` below the design's banks (``mems``; its split
+    scaled alike) that fits ``part``'s block RAMs, down to 1 KB; None when none does."""
+    from dataclasses import replace
+
+    now = cfg.arch.onchip_kb or sum(c * w * d for c, w, d in mems) / 8192
+    kb = 2.0 ** math.floor(math.log2(now))
+    kb = kb / 2 if kb >= now else kb
+    while kb >= 1:
+        split = {k: v * kb / now for k, v in (cfg.arch.onchip_split or {}).items()} if cfg.arch.onchip_kb else {}
+        smaller = replace(cfg, arch=replace(cfg.arch, onchip_kb=kb, onchip_split=split or cfg.arch.onchip_split))
+        if needs(smaller, part).get("brams", 0) <= part.brams:
+            return kb
+        kb /= 2
+    return None
 
 
 def _run(cmd: list[str], cwd: Path, what: str) -> None:

@@ -4,9 +4,10 @@ with its I/O and packs into a bitstream (nextpnr writes none for a design out of
 ``lego_fpga_wrap`` (:func:`wrapper`) keeps ``clk`` and ``rst`` on pins and reaches every other
 port through registers: the inputs from a shift register fed by the pin ``sin`` and copied to
 the core's inputs when ``load`` is high; the outputs registered every cycle, captured from
-there when ``load`` is high and shifted out on ``sout`` otherwise. Every path into and out of the core then starts and ends at a
-flip-flop, so the post-route Fmax is the core's own, not a pin's. A measuring harness, as
-FPGA engineers time a core with more ports than the part has pins; not a way to run the core.
+there when ``load`` is high and shifted out on ``sout`` otherwise. Every path into and out of
+the core then starts and ends at a flip-flop, so the post-route Fmax is the core's own, not a
+pin's. A measuring harness, as FPGA engineers time a core with more ports than the part has
+pins; not a way to run the core.
 """
 from __future__ import annotations
 

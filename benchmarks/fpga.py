@@ -91,7 +91,8 @@ def row(name: str, r: dict) -> list:
     c = f.get("critical_path") or {}
     return [name, f["part"], f["top"], f["luts"], f["ffs"], f["brams"], f["dsps"], f["fmax_mhz"],
             n["workload"] if n else None, n["cycles"] if n else None, r["gops"], r["build_wall_s"],
-            f"{c.get('from', '?')} -> {c.get('to', '?')}", ANCHORS.get(f["device"], ""), r.get("commit", "")[:7]]
+            f"{c.get('from', '?')} -> {c.get('to', '?')}", ANCHORS.get(f["device"], ""), r.get("commit", "")[:7],
+            r.get("note", "")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     figures = {"tables": [
         harness.table("target=fpga: resources, post-route Fmax, and GOP/s at that Fmax on a whole network in RTL",
                       ["run", "part", "top", "LUT", "FF", "BRAM", "DSP", "Fmax MHz", "network", "RTL cycles",
-                       "GOP/s", "build s", "critical path", "anchor (issue 45)", "commit"],
+                       "GOP/s", "build s", "critical path", "anchor (issue 45)", "commit", "how measured, if not here"],
                       [row(k, records[k]) for k in sorted(records)], note=note),
         harness.table("the 16 x 16 presets' needs against each part (block RAMs and DSPs, lower bounds)",
                       ["preset", "part", "BRAM needed", "BRAM on part", "DSP needed", "DSP on part", "verdict"],

@@ -30,10 +30,10 @@ def test_the_default_design_is_refused_with_the_block_rams_it_needs_and_a_small_
     42-word output banks in LUT RAM), and a 16x16 array's 256 multipliers need more than the
     85F's 156. gemmini_like at 8x8 needs a block for each of its 64 weight lanes' halves."""
     with pytest.raises(ConfigError, match=r"^target.device=ecp5-85f: .* needs at least 320 block RAMs, the part has "
-                                          r"208; arch.onchip_kb=256 makes it fit$"):
+                                          r"208; make it fit with arch.onchip_kb=256$"):
         fpga.check(compose(["target=fpga"]))
     with pytest.raises(ConfigError, match=r"needs at least 96 block RAMs, the part has 26; parts that hold it: "
-                                          r"ecp5-45f, ecp5-85f; or arch.onchip_kb=32 makes it fit$"):
+                                          r"ecp5-45f, ecp5-85f; or make it fit with arch.onchip_kb=32$"):
         fpga.check(compose(["target=fpga", "target.device=gw1nr-9", "arch.rows=2", "arch.cols=2"]))
     assert fpga.needs(compose(["target=fpga", "arch.onchip_kb=256"]), PARTS["ecp5-85f"])["brams"] <= 208
     small = compose(["target=fpga", "arch.onchip_kb=16"])

@@ -154,7 +154,7 @@ def check(cfg) -> None:
             raise
         head, hint = str(exc).split("; ", 1)
         also = f"{hint}; or " if hint.startswith("parts that") else ""
-        raise ConfigError(f"{head}; {also}arch.onchip_kb={kb:g} makes it fit") from None
+        raise ConfigError(f"{head}; {also}make it fit with arch.onchip_kb={kb:g}") from None
 
 
 def fitting_kb(cfg, part: Part, mems: list) -> float | None:

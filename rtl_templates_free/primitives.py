@@ -254,12 +254,12 @@ def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
     the bank in its cycle A; in B the read word of the half it writes (``half``, with ``acc``,
     both given in B) is registered; in C ``wdata = acc ? word + data : data`` goes to ``w_addr``
     of the half it writes, where ``w_we<half>`` (each half's enable a flip-flop of its own: no
-    gate between it and write ports far across an FPGA). The bank's slow clock-to-output ends at that register
-    instead of running through the adder into the write port. A request reads before the two
-    requests ahead of it have written (the bank returns the old word when it reads and writes one
-    address in one cycle), so C takes their sums instead where they wrote its address and half:
-    the last write's first. The matches are found in B, against what is then in C and what C
-    wrote, so C's own path is a two-input select in front of the adder."""
+    gate between it and write ports far across an FPGA). The bank's slow clock-to-output ends at
+    that register instead of running through the adder into the write port. A request reads
+    before the two requests ahead of it have written (the bank returns the old word when it reads
+    and writes one address in one cycle), so C takes their sums instead where they wrote its
+    address and half: the last write's first. The matches are found in B, against what is then in
+    C and what C wrote, so in C the select of the three words runs from flip-flops alone."""
     m = Module(f"lego_rmw_pipe_w{bits}_a{addr_bits}")
     clk = m.Input("clk")
     we, addr, data = m.Input("we"), m.Input("addr", addr_bits), m.Input("data", bits)

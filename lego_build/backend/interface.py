@@ -68,18 +68,20 @@ def fill_rows(dag: DAG, bus_bits: int) -> tuple[int, ...]:
     depth; one for a tensor whose banks fold, whose writes pick a bank by address instead). One
     row per cycle is the rate the array reads at, so a wider fill lets a tile's
     load finish ahead of the previous tile's compute (:mod:`lego_build.emit.soc`)."""
-    out = []
-    for b in dag.buffers:
-        if b.role != "in":
-            continue
-        word = pow2(-(-max(x.bits for x in dag.buffers if x.role == "in") // 8))
-        k = min(MAX_FILL, max(1, (bus_bits // 8) // pow2(b.lanes * word)))
-        if b.logical_bits > b.addr_bits:  # folded banks: a write's slice is its address's low bits
-            k = 1
-        while b.depth % k:
-            k //= 2
-        out.append(k)
+    word = pow2(-(-max(x.bits for x in dag.buffers if x.role == "in") // 8))
+    out = [fill(b.lanes, word, b.depth, bus_bits, b.logical_bits > b.addr_bits) for b in dag.buffers if b.role == "in"]
     return tuple(out) if any(k > 1 for k in out) else ()
+
+
+def fill(lanes: int, word_bytes: int, depth: int, bus_bits: int, folded: bool) -> int:
+    """:func:`fill_rows` for one input tensor: ``lanes`` words of ``word_bytes`` per row, banks of
+    ``depth`` words (a folded tensor's writes pick a bank by address: one row)."""
+    if folded:
+        return 1
+    k = min(MAX_FILL, max(1, (bus_bits // 8) // pow2(lanes * word_bytes)))
+    while depth % k:
+        k //= 2
+    return k
 
 
 def host_map(dag: DAG, bus_bits: int = 0) -> HostMap:

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from lego_build.backend.interface import MAX_FILL
+from lego_build.backend.interface import fill
 from lego_build.config.schema import ASIC_TOPS
 from lego_build.errors import ConfigError, StageError
 from lego_build.runtime.tools import Tool
@@ -96,7 +96,7 @@ def memories(cfg) -> list[tuple[int, int, int]]:
     """The banks of the array graph the build will make
     (:func:`lego_build.frontend.adg_build.build_adg` on the workload's reference kernel), as
     (count, width, depth): per tensor, each lane's two halves, an input's split into the
-    sub-banks one AXI beat fills (:func:`lego_build.backend.interface.fill_rows`' rule)."""
+    sub-banks one AXI beat fills (:func:`lego_build.backend.interface.fill`)."""
     from lego_build.analysis.from_config import workload_from_config
     from lego_build.analysis.lowering import reference_kernel
     from lego_build.frontend.adg_build import build_adg
@@ -111,11 +111,9 @@ def memories(cfg) -> list[tuple[int, int, int]]:
     word = pow2(-(-max(n.bits for n in adg.nets if n.role == "in") // 8))
     out = []
     for n in adg.nets:
-        depth, k = adg.depth(n.tensor), 1
-        if n.role == "in" and not fold_bits(n.packs):
-            k = min(MAX_FILL, max(1, (cfg.arch.memsys.axi_data_bits // 8) // pow2(len(n.ports) * word)))
-            while depth % k:
-                k //= 2
+        depth = adg.depth(n.tensor)
+        k = fill(len(n.ports), word, depth, cfg.arch.memsys.axi_data_bits, bool(fold_bits(n.packs))) \
+            if n.role == "in" else 1
         out.append((2 * len(n.ports) * k, n.bits, depth // k))
     return out
 
@@ -145,16 +143,10 @@ def check(cfg) -> None:
         if why := tool.missing():
             raise ConfigError(f"target.device={part.name} needs {tool.name}: {why}")
     mems = memories(cfg)
-    try:
-        fit(part, needs(cfg, part, mems), f"arch={cfg.arch.name} ({cfg.arch.rows}x{cfg.arch.cols})",
-            lambda other: needs(cfg, other, mems))
-    except ConfigError as exc:
-        kb = fitting_kb(cfg, part, mems) if "block RAMs" in str(exc) else None
-        if kb is None:
-            raise
-        head, hint = str(exc).split("; ", 1)
-        also = f"{hint}; or " if hint.startswith("parts that") else ""
-        raise ConfigError(f"{head}; {also}make it fit with arch.onchip_kb={kb:g}") from None
+    need = needs(cfg, part, mems)
+    kb = fitting_kb(cfg, part, mems) if need.get("brams", 0) > part.brams else None
+    fit(part, need, f"arch={cfg.arch.name} ({cfg.arch.rows}x{cfg.arch.cols})", lambda other: needs(cfg, other, mems),
+        {"brams": f"make it fit with arch.onchip_kb={kb:g}"} if kb else None)
 
 
 def fitting_kb(cfg, part: Part, mems: list) -> float | None:

@@ -74,18 +74,23 @@ def bram_blocks(part: Part, width: int, depth: int) -> int:
     return 0 if LUT_RAM[part.family] and lut <= BRAM_COST * blocks else blocks
 
 
-def fit(part: Part, needs: dict[str, int], what: str, needs_on=None) -> None:
+def fit(part: Part, needs: dict[str, int], what: str, needs_on=None, remedies: dict[str, str] | None = None) -> None:
     """A one-line :class:`ConfigError` when ``needs`` (resource -> count: ``brams``, ``dsps``,
     ``luts``) exceed ``part``'s, naming the resource, the need and the parts that would hold
     ``what`` (the design): by ``needs_on(part)`` where given (block RAMs and multipliers differ
-    by family), else by ``needs``."""
+    by family), else by ``needs``; ``remedies`` (resource -> what makes it fit this part) is
+    offered beside them, or instead of the generic advice when no part holds it."""
     for key, label in (("brams", "block RAMs"), ("dsps", f"{part.dsp_bits}x{part.dsp_bits} multipliers"),
                        ("luts", "LUT4s")):
         need, have = needs.get(key, 0), getattr(part, key)
         if need > have:
             bigger = [p.name for p in PARTS.values()
                       if all(v <= getattr(p, k) for k, v in (needs_on(p) if needs_on else needs).items())]
-            hint = f"parts that hold it: {', '.join(bigger)}" if bigger else \
-                "no listed part holds it: make the design smaller (e.g. arch.onchip_kb, arch.rows, arch.cols)"
+            remedy = (remedies or {}).get(key)
+            if bigger:
+                hint = f"parts that hold it: {', '.join(bigger)}" + (f"; or {remedy}" if remedy else "")
+            else:
+                hint = remedy or ("no listed part holds it: make the design smaller (e.g. arch.onchip_kb, "
+                                  "arch.rows, arch.cols)")
             raise ConfigError(f"target.device={part.name}: {what} needs at least {need} {label}, the part has "
                               f"{have}; {hint}")

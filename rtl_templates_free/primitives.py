@@ -357,20 +357,42 @@ def _requant_relu(m: Module, x, width: int, mode, scale, shift):
     return v
 
 
-#: register stages of :func:`mk_ppu_lane_pipe`: partial products, their sum rounded, shifted and saturated
-PPU_LANE_STAGES = 3
+#: register stages of :func:`mk_ppu_lane_pipe`: partial products, their sum rounded, shifted, saturated
+PPU_LANE_STAGES = 4
 
 
-def mk_ppu_lane_pipe(width: int) -> Module:
+def _dsp_product(m: Module, name: str, a, a_bits: int, a_signed: bool, b, b_bits: int, b_signed: bool,
+                 width: int):
+    """:func:`rtl_templates_free.arith.tree_product`'s ``a * b`` modulo ``2**width`` as one signed
+    multiply (an unsigned operand gains a zero sign bit), for the tools to map onto a DSP block."""
+    ops = []
+    for k, (sig, bits, signed) in enumerate(((a, a_bits, a_signed), (b, b_bits, b_signed))):
+        op = m.Wire(f"{name}_{'ab'[k]}", bits + (not signed), signed=True)
+        m.Assign(op(sig[0:bits] if signed else Cat(Int(0, 1, base=10), sig[0:bits])))
+        ops.append(op)
+    full = a_bits + (not a_signed) + b_bits + (not b_signed)
+    prod = m.Wire(name, full, signed=True)
+    m.Assign(prod(ops[0] * ops[1]))
+    return prod[0:width] if width < full else sign_extend(prod, full, width)
+
+
+def mk_ppu_lane_pipe(width: int, dsp: bool = False) -> Module:
     """The PPU's requantisation and ReLU (``mode`` bits 0 and 1 of :func:`mk_ppu`, without its
     table: the caller's) in :data:`PPU_LANE_STAGES` register stages, each loaded when ``en``
     (the memory system's write path, issue 44): (1) ``x`` times ``scale`` as two partial
     products, ``x``'s low 16 bits (unsigned) and its high bits (signed), each a multiplier of
     at most 16 x 16 bits; (2) their sum, ``hi << 16`` plus ``lo``, with the rounding half,
-    which is ``x * scale + half`` exactly (``x = hi * 2^16 + lo``); (3) the shift, saturation
-    and ReLU. ``y`` is what :func:`mk_ppu`'s requantisation and ReLU make of the ``x`` three loads
-    before."""
-    m = Module(f"lego_ppu_lane_w{width}_p{PPU_LANE_STAGES}")
+    which is ``x * scale + half`` exactly (``x = hi * 2^16 + lo``); (3) the arithmetic shift;
+    (4) saturation and ReLU (issue 45: shift and saturation in one stage were the next critical path
+    of the default ``lego_soc`` on an LFE5U-85F, 65 MHz). ``y`` is what :func:`mk_ppu`'s
+    requantisation and ReLU make of the ``x`` four loads before.
+
+    ``dsp`` (an FPGA's array, :mod:`lego_build.backend.passes.mac_fusion`): each partial product is
+    one signed Verilog multiply of at most 17 x 16 bits, which Yosys maps onto a DSP block (an
+    ECP5 MULT18X18D, a Gowin MULT18X18) instead of the carry-save trees that a standard-cell flow
+    maps well and an FPGA's LUTs do not (issue 45: the trees were the default ``lego_soc``'s
+    critical path on an LFE5U-85F, 63.5 MHz)."""
+    m = Module(f"lego_ppu_lane_w{width}_p{PPU_LANE_STAGES}" + ("_dsp" if dsp else ""))
     clk, en = m.Input("clk"), m.Input("en")
     x = m.Input("x", width)
     mode = m.Input("mode", 2)
@@ -387,13 +409,14 @@ def mk_ppu_lane_pipe(width: int) -> Module:
     # the low part is unsigned when high bits follow it, else it is the whole (signed) x
     # the partial products as carry-save trees (rtl_templates_free.arith, issue 44: Yosys's array
     # multiplier was this stage's 4.9 ns)
-    m.Assign(lo_ext(tree_product(m, "lo_p", x, lo_bits, not hi_bits, scale, 16, True, lo_w)))
+    product = _dsp_product if dsp else tree_product
+    m.Assign(lo_ext(product(m, "lo_p", x, lo_bits, not hi_bits, scale, 16, True, lo_w)))
     regs1 = [x1(x), mode1(mode), shift1(shift), lo(lo_ext)]
     if hi_bits:
         hi = m.Reg("hi", hi_bits + 16)
         x_hi = m.Wire("x_hi", hi_bits)
         m.Assign(x_hi(x[lo_bits:width]))
-        regs1.append(hi(tree_product(m, "hi_p", x_hi, hi_bits, True, scale, 16, True, hi_bits + 16)))
+        regs1.append(hi(product(m, "hi_p", x_hi, hi_bits, True, scale, 16, True, hi_bits + 16)))
     x2, mode2, shift2 = m.Reg("x2", width), m.Reg("mode2", 2), m.Reg("shift2", 6)
     gone = m.Reg("gone")  # a shift of pw or more leaves 0 (the rounding half no longer fits in pw bits)
     rounded = m.Reg("rounded", pw)
@@ -403,20 +426,21 @@ def mk_ppu_lane_pipe(width: int) -> Module:
     if hi_bits:
         total = total + Cat(sign_extend(hi, hi_bits + 16, pw - 16), Int(0, 16, base=10))
     ones = Int(2 ** pw - 1, pw, base=16)
-    shifted = m.Wire("shifted", pw)
-    m.Assign(shifted(Mux(gone, Int(0, pw, base=10),
-                         (rounded >> shift2) | Mux(rounded[pw - 1], ~(ones >> shift2), Int(0, pw, base=10)))))
+    x3, mode3, shifted = m.Reg("x3", width), m.Reg("mode3", 2), m.Reg("shifted", pw)
+    arith = Mux(gone, Int(0, pw, base=10),
+                (rounded >> shift2) | Mux(rounded[pw - 1], ~(ones >> shift2), Int(0, pw, base=10)))
     upper = m.Wire("upper", pw - 7)
     m.Assign(upper(shifted[7:pw]))
     fits = (upper == Int(0, pw - 7, base=10)) | (upper == Int(2 ** (pw - 7) - 1, pw - 7, base=16))
     q8 = m.Wire("q8", 8)
     m.Assign(q8(Mux(fits, shifted[0:8], Mux(shifted[pw - 1], Int(0x80, 8, base=16), Int(0x7F, 8, base=16)))))
     r = m.Wire("r", width)
-    m.Assign(r(Mux(mode2[0], sign_extend(q8, 8, width), x2)))
+    m.Assign(r(Mux(mode3[0], sign_extend(q8, 8, width), x3)))
     big = shift1 >= Int(pw, 6, base=10) if pw < 64 else Int(0, 1, base=10)
     m.Always(Posedge(clk))(If(en)(
         *regs1, x2(x1), mode2(mode1), shift2(shift1), gone(big), rounded(total),
-        y(Mux(mode2[1] & r[width - 1], Int(0, width, base=10), r))))
+        x3(x2), mode3(mode2), shifted(arith),
+        y(Mux(mode3[1] & r[width - 1], Int(0, width, base=10), r))))
     return m
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lego_build.mapping.latency import (
+    ISSUE,
     STORE_DATA,
     STORE_EXTRA,
     WRITE_PATH,
@@ -56,14 +57,14 @@ def test_rows_that_share_a_beat_cost_the_transfers_their_runs_touch():
 
 def test_transfer_waits_for_waves_of_outstanding_bursts():
     ms = MemSystem(bus_bytes=16, bytes_per_cycle=16, latency=64, outstanding=2, program_cycles=0, drain=0)
-    # one burst of 8 beats: latency, then 8 beats at one per cycle (+2 handshake cycles)
-    assert transfer(ms, ((1, 8),)) == 64 + 2 + 8
+    # one burst of 8 beats: latency, then 8 beats at one per cycle (+2 handshake cycles, +ISSUE the burst register)
+    assert transfer(ms, ((1, 8),)) == 64 + 2 + ISSUE + 8
     # 4 one-beat bursts, 2 in flight: the second wave waits for the first one's data
-    assert transfer(ms, ((4, 4),)) == 64 + 2 + (64 + 1 + 1) + 2 * 1
+    assert transfer(ms, ((4, 4),)) == 64 + 2 + ISSUE + (64 + 1 + 1) + 2 * 1
     # half the bandwidth: beats every other cycle, but for the two the bucket saved up during
     # the latency (the DRAM model's credit: soc_tb)
     slow = MemSystem(16, 8, 64, 16, 0, 0)
-    assert transfer(slow, ((1, 8),)) == 64 + 2 + 2 + 6 * 2
+    assert transfer(slow, ((1, 8),)) == 64 + 2 + ISSUE + 2 + 6 * 2
     assert transfer(ms, ()) == transfer(ms, ((0, 0),)) == 0
 
 
@@ -75,11 +76,11 @@ def test_transfer_paces_each_tensor_by_its_own_bursts():
     latency-bound at 68.9 cycles per wave: 2,646 cycles where the RTL takes about 3,130."""
     ms = MemSystem(bus_bytes=16, bytes_per_cycle=16, latency=64, outstanding=16, program_cycles=0, drain=0)
     inputs = 36 * (64 + 3 + 1) + 12 * 3
-    assert transfer(ms, ((588, 1764),)) == 64 + 2 + inputs
+    assert transfer(ms, ((588, 1764),)) == 64 + 2 + ISSUE + inputs
     # the 37th wave holds the last 12 input bursts and 4 weight bursts, the 38th the other 8:
     # it waits for the 37th's data, not for a round trip
     both = transfer(ms, ((588, 1764), (12, 576)))
-    assert both == 64 + 2 + 36 * (64 + 3 + 1) + 12 * 3 + 4 * 48 + 8 * 48
+    assert both == 64 + 2 + ISSUE + 36 * (64 + 3 + 1) + 12 * 3 + 4 * 48 + 8 * 48
     assert both > 3100
 
 
@@ -87,7 +88,7 @@ def test_a_load_of_fewer_bursts_than_may_be_in_flight_is_one_round_trip():
     """9 bursts with 16 in flight go out back to back: one latency, then their beats (a small
     GEMM tile of A and B rows at latency 128: 145 cycles in RTL)."""
     ms = MemSystem(bus_bytes=16, bytes_per_cycle=16, latency=128, outstanding=16, program_cycles=0, drain=0)
-    assert transfer(ms, ((4, 5), (5, 7))) == 128 + 2 + 12
+    assert transfer(ms, ((4, 5), (5, 7))) == 128 + 2 + ISSUE + 12
 
 
 def test_layer_overlaps_loads_with_compute_and_accumulates_reduction_tiles():
@@ -98,11 +99,11 @@ def test_layer_overlaps_loads_with_compute_and_accumulates_reduction_tiles():
     two = layer_cycles(Grid((1, 64), (1, 32)), [a, out], ms)
     # one tile: load (a cycle to decide, one to start the engine), start, steps, drain, store (its
     # beats WRITE_PATH cycles later at AXI W: the storer's pipelined write path)
-    load, store = 10 + 2 + 64, STORE_DATA + WRITE_PATH + 10  # the head row read, the write path, the latency
+    load, store = 10 + 2 + ISSUE + 64, STORE_DATA + WRITE_PATH + 10  # the head row read, the write path, the latency
     assert one["cycles"] == 2 + load + 1 + 64 + 2 + 1 + 5 + store + 1
     # two reduction tiles of one output tile: the loads run back to back (each longer than a
     # tile's 32 steps), each tile starts the cycle after its load; the output is stored once
-    half = 10 + 2 + 32
+    half = 10 + 2 + ISSUE + 32
     assert two["cycles"] == 2 * (2 + half) + 1 + 32 + 2 + 1 + 5 + store + 1
     assert two["beats"] == 64 + 1 and one["beats"] == 64 + 1
 
@@ -115,7 +116,7 @@ def test_tiles_start_when_the_previous_steps_are_over_not_after_its_drain():
     a = Traffic(16, (False, True), run_level=1)  # loaded once: it does not depend on the output tiles' level
     out = Traffic(16, (True, False), run_level=0, output=True)
     four = layer_cycles(Grid((4, 256), (1, 256)), [a, out], ms)  # four output tiles of 256 steps
-    load, store = 10 + 2 + 256, STORE_DATA + WRITE_PATH + 10  # the head row read, the write path, the latency
+    load, store = 10 + 2 + ISSUE + 256, STORE_DATA + WRITE_PATH + 10  # the head row read, the write path, the latency
     # the first load, then the four tiles' steps back to back, one start cycle apart (the
     # other stores hide under them), the last drain and the last store
     assert four["cycles"] == 2 + load + 1 + 4 * (256 + 1) - 1 + 30 + 1 + 5 + store + 1
@@ -132,23 +133,23 @@ def test_a_store_shares_the_channel_with_the_loads_reads_first():
     a = Traffic(16, (True, True), run_level=1)
     out = Traffic(16, (True, True), run_level=1, output=True)
     three = layer_cycles(Grid((3, 100), (1, 100)), [a, out], ms)
-    move = 10 + 2 + 100  # one 100-beat burst
-    load = [2 + move, 2 * (2 + move)]  # back to back: 114, 228
-    fin0 = load[0] + 1 + 100  # 215; load 2 then runs [216 + 1 + 12, 342]
+    move = 10 + 2 + ISSUE + 100  # one 100-beat burst
+    load = [2 + move, 2 * (2 + move)]  # back to back: 115, 230
+    fin0 = load[0] + 1 + 100  # 216; load 2 then runs [217 + 1 + 13, 344]
     tail = 10 + STORE_EXTRA - 1  # the last write response, the done flag
     first0 = fin0 + 1 + STORE_DATA + WRITE_PATH  # store 0's first beat at AXI W
-    store0 = first0 + (load[1] - first0) + 100 + 100 + tail  # 442: load 1's tail and load 2 inside it
+    store0 = first0 + (load[1] - first0) + 100 + 100 + tail  # 444: load 1's tail and load 2 inside it
     alone = STORE_DATA + WRITE_PATH + 100 + tail  # a beat a cycle
-    store1 = store0 + alone  # tile 1 drained at 329, before store 0 ended
+    store1 = store0 + alone  # tile 1 drained at 331, before store 0 ended
     fin2 = store0 + 1 + 100  # tile 2 waits for store 0 to free its output half
-    assert store0 == 442
-    assert three["cycles"] == max(fin2 + 1, store1) + alone + 1 == 685
+    assert store0 == 444
+    assert three["cycles"] == max(fin2 + 1, store1) + alone + 1 == 691
 
 
 def test_an_input_half_is_refilled_after_the_last_read_not_the_drain():
     """Load 2 goes into tile 0's half: with the half free at tile 0's last bank read (5 cycles
-    after its last step) it follows load 1 (done at 228); when the half waited for the
-    30-cycle drain it started after it (tile 0 drains at 245): 17 cycles later."""
+    after its last step) it follows load 1 (done at 230); when the half waited for the
+    30-cycle drain it started after it (tile 0 drains at 246): 16 cycles later."""
     a = Traffic(16, (True, True), run_level=1)
     out = Traffic(16, (False, False), run_level=None, output=True)  # reduction tiles: one store, at the end
     grid = Grid((3, 100), (1, 100))
@@ -157,4 +158,4 @@ def test_an_input_half_is_refilled_after_the_last_read_not_the_drain():
         ms = MemSystem(16, 16, 10, 16, program_cycles=0, drain=30, read_drain=read_drain)
         return layer_cycles(grid, [a, out], ms)["cycles"]
     assert cycles(30) == cycles(0)  # 0: the drain
-    assert cycles(30) - cycles(5) == (115 + 100 + 30 + 1) - (228 + 1) == 17
+    assert cycles(30) - cycles(5) == (116 + 100 + 30 + 1) - (230 + 1) == 16

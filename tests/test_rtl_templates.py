@@ -233,11 +233,12 @@ def test_multi_row_bank_matches_a_reference_memory(tmp_path, width, depth, rows,
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("width", [16, 32, 48])
-def test_pipelined_ppu_lane_matches_the_golden_ppu_under_stalls(tmp_path, monkeypatch, width):
+@pytest.mark.parametrize("width, dsp", [(16, False), (48, False), (16, True), (32, True)])
+def test_pipelined_ppu_lane_matches_the_golden_ppu_under_stalls(tmp_path, monkeypatch, width, dsp):
     """Issue 44: the memory system's PPU lane in PPU_LANE_STAGES stages (two partial products, their
     rounded sum, the shift and saturation), run by cocotb under Verilator with ``en`` dropping a
-    third of the cycles; every output against lego_build.sim.ppu.apply (tests/cocotb/ppu_lane.py)."""
+    third of the cycles; every output against lego_build.sim.ppu.apply (tests/cocotb/ppu_lane.py). ``dsp``:
+    the FPGA form, each partial product one signed multiply (issue 45)."""
     cocotb_tools = pytest.importorskip("cocotb_tools.runner", reason="cocotb is a [dev] extra")
     from pathlib import Path
 
@@ -246,7 +247,7 @@ def test_pipelined_ppu_lane_matches_the_golden_ppu_under_stalls(tmp_path, monkey
     from rtl_templates_free import mk_ppu_lane_pipe
 
     _verilator_env(monkeypatch)
-    lane = mk_ppu_lane_pipe(width)
+    lane = mk_ppu_lane_pipe(width, dsp)
     src = tmp_path / f"{lane.name}.v"
     src.write_text(lane.to_verilog())
     runner = cocotb_tools.get_runner("verilator")

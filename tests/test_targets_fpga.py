@@ -37,9 +37,17 @@ def test_the_default_design_is_refused_with_the_block_rams_it_needs_and_a_small_
         fpga.check(compose(["target=fpga", "target.device=gw1nr-9", "arch.rows=2", "arch.cols=2"]))
     assert fpga.needs(compose(["target=fpga", "arch.onchip_kb=256"]), PARTS["ecp5-85f"])["brams"] <= 208
     small = compose(["target=fpga", "arch.onchip_kb=16"])
-    assert fpga.needs(small, PARTS["ecp5-85f"]) == {"brams": 32, "dsps": 16}
+    assert fpga.needs(small, PARTS["ecp5-85f"]) == {"brams": 32, "lutrams": 768, "dsps": 16}
     gemmini = compose(["target=fpga", "arch=gemmini_like", "arch.rows=8", "arch.cols=8", "workload=conv2d"])
-    assert fpga.needs(gemmini, PARTS["ecp5-85f"]) == {"brams": 224, "dsps": 64}
+    assert fpga.needs(gemmini, PARTS["ecp5-85f"])["brams"] == 224
+    # LUT RAM runs out too (Yosys chooses by cost, not by what is left): the 4x4's 64 small banks
+    # take 640 of the GW1NR-9's 270 blocks (nextpnr: "no BELs remaining ... RAM16SDP4"); the 2x2
+    # takes 192, as its place and route reports
+    with pytest.raises(ConfigError, match=r"needs at least 640 LUT RAM blocks \(16 x 4 bits\), the part has 270; "
+                                          r"parts that hold it: ecp5-25f, ecp5-45f, ecp5-85f$"):
+        fpga.check(compose(["target=fpga", "target.device=gw1nr-9", "arch.onchip_kb=4"]))
+    two = compose(["target=fpga", "target.device=gw1nr-9", "arch.rows=2", "arch.cols=2", "arch.onchip_kb=4"])
+    assert fpga.needs(two, PARTS["gw1nr-9"]) == {"brams": 8, "lutrams": 192, "dsps": 4}
     assert bram_blocks(PARTS["ecp5-85f"], 8, 256) == 0 and bram_blocks(PARTS["ice40-hx8k"], 8, 256) == 1
     assert bram_blocks(PARTS["ecp5-85f"], 32, 1024) == 2 and bram_blocks(PARTS["ecp5-85f"], 8, 3072) == 2
     with pytest.raises(ConfigError, match="needs at least 256 18x18 multipliers, the part has 156; no listed part"):

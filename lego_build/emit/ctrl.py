@@ -4,7 +4,8 @@ The counter group walks the temporal loop nest (seed 004 eq. 3.5) one step per
 cycle with run-time bounds; each tensor's address generator keeps
 ``addr = sum_l stride_l * t_l`` incrementally as nested bases: ``base_l`` is the
 address with every level inside ``l`` at zero; when level ``k`` advances, ``base_k``
-gains ``stride_k`` and every inner base takes the new value (one adder per tensor).
+gains ``stride_k`` and every inner base takes the new value (per tensor an adder per level,
+the wrap flags choosing among their sums).
 The strides do not depend on the bounds, so a partial last tile (Ruby's
 last-iteration bound, seed 002) changes only the bound registers. ``first``
 and ``commit`` mark the first and last step of the innermost reduction levels.
@@ -95,11 +96,16 @@ def mk_ctrl(hm: HostMap) -> Module:
                 wrap[l](Mux(wrap[l], last_0[l], cnt[l] == last_m1[l]))]
         step += bump if l == lv - 1 else [If(all_wrap(range(l + 1, lv)))(*bump)]
     for t in hm.tensors:
-        bsel, ssel = base[t][0], stride[t][0]
+        # each level's next base added beside the others, the wrap flags choosing among the sums
+        # (issue 45: a chain of wrap-flag multiplexers in front of one adder was the GW1NR-9's
+        # critical path, 126.5 MHz)
+        sel = base[t][0] + stride[t][0]
         for l in range(1, lv):  # outer first, so the innermost non-wrapping level wins
-            bsel, ssel = Mux(wrap[l], bsel, base[t][l]), Mux(wrap[l], ssel, stride[t][l])
+            sums = m.Wire(f"sum_{t}_{l}", aw)
+            m.Assign(sums(base[t][l] + stride[t][l]))
+            sel = Mux(wrap[l], sel, sums)
         nxt = m.Wire(f"next_{t}", aw)
-        m.Assign(nxt(bsel + ssel))
+        m.Assign(nxt(sel))
         step += [base[t][l](nxt) if l == lv - 1 else If(all_wrap(range(l + 1, lv)))(base[t][l](nxt))
                  for l in range(lv)]
     step.append(If(all_wrap(range(lv)))(running(0)))

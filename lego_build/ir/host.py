@@ -38,6 +38,7 @@ class HostMap:
     read_drain: int = 0  # cycles after the last time step until its last input-bank read is done (0: drain)
     fill_rows: tuple[int, ...] = ()  # per input tensor: bank rows one DMA write fills (() or 1: one)
     packs: tuple[tuple[tuple[int, ...], ...], ...] = ()  # per tensor, per dataflow: lane -> packed word
+    dsp: bool = False  # multiplies shaped for DSP blocks (``mac_fusion`` ran): the PPU's products too
 
     @property
     def in_row_bits(self) -> int:

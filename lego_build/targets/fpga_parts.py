@@ -34,6 +34,7 @@ class Part:
     ios: int  # the package's user I/O
     pnr_args: tuple[str, ...]
     dsp_bits: int = 18
+    lutrams: int = 0  # LUT RAM blocks of 16 x 4 bits (ECP5: one per PFU, a PFU per 8 LUT4s; Gowin: SSRAM)
     pins: tuple[tuple[str, str], ...] = ()  # the pin wrapper's pins, where the flow must place them
     pack_args: tuple[str, ...] = ()  # the packer's part selection
 
@@ -41,13 +42,13 @@ class Part:
 #: every ``target.device``
 PARTS: dict[str, Part] = {p.name: p for p in (
     Part("ecp5-25f", "ecp5", "LFE5U-25F-6BG381C", 24_288, 24_288, 56, 18_432, 28, 197,
-         ("--25k", "--package", "CABGA381", "--speed", "6")),
+         ("--25k", "--package", "CABGA381", "--speed", "6"), lutrams=24_288 // 8),
     Part("ecp5-45f", "ecp5", "LFE5U-45F-6BG381C", 43_848, 43_848, 108, 18_432, 72, 203,
-         ("--45k", "--package", "CABGA381", "--speed", "6")),
+         ("--45k", "--package", "CABGA381", "--speed", "6"), lutrams=43_848 // 8),
     Part("ecp5-85f", "ecp5", "LFE5U-85F-6BG381C", 83_640, 83_640, 208, 18_432, 156, 205,
-         ("--85k", "--package", "CABGA381", "--speed", "6")),
+         ("--85k", "--package", "CABGA381", "--speed", "6"), lutrams=83_640 // 8),
     Part("gw1nr-9", "gowin", "GW1NR-LV9QN88PC6/I5", 8_640, 6_480, 26, 18_432, 40, 71,
-         ("--device", "GW1NR-LV9QN88PC6/I5", "--vopt", "family=GW1N-9C"), dsp_bits=9,
+         ("--device", "GW1NR-LV9QN88PC6/I5", "--vopt", "family=GW1N-9C"), dsp_bits=9, lutrams=270,
          pins=(("clk", "52"), ("rst", "4"), ("sin", "3"), ("load", "25"), ("sout", "10")), pack_args=("-d", "GW1N-9C")),
     Part("ice40-hx8k", "ice40", "iCE40HX8K-CT256", 7_680, 7_680, 32, 4_096, 0, 206, ("--hx8k", "--package", "ct256")),
 )}
@@ -65,13 +66,20 @@ LUT_RAM = {"ecp5": True, "gowin": True, "ice40": False}
 BRAM_COST, LUT_RAM_COST = 128, 4
 
 
+def lutram_blocks(width: int, depth: int) -> int:
+    """The 16 x 4 LUT RAM blocks a memory of ``depth`` words of ``width`` bits takes."""
+    return -(-depth // 16) * -(-width // 4)
+
+
 def bram_blocks(part: Part, width: int, depth: int) -> int:
     """The block RAMs one memory of ``depth`` words of ``width`` bits takes on ``part``: its
     cheapest tiling by one of the family's shapes, or none where LUT RAM costs Yosys no more
-    (a 256 x 8 activation table, a 42-word output bank)."""
+    (a 256 x 8 activation table, a 42-word output bank: :func:`lutram_blocks` instead). Yosys
+    chooses by cost alone, not by what is left, so a part's LUT RAM can run out (the GW1NR-9 has
+    270 blocks)."""
     blocks = min(-(-width // w) * -(-depth // d) for w, d in BRAM_SHAPES[part.family])
-    lut = LUT_RAM_COST * -(-depth // 16) * -(-width // 4)
-    return 0 if LUT_RAM[part.family] and lut <= BRAM_COST * blocks else blocks
+    return 0 if LUT_RAM[part.family] and LUT_RAM_COST * lutram_blocks(width, depth) <= BRAM_COST * blocks \
+        else blocks
 
 
 def fit(part: Part, needs: dict[str, int], what: str, needs_on=None, remedies: dict[str, str] | None = None) -> None:
@@ -80,7 +88,8 @@ def fit(part: Part, needs: dict[str, int], what: str, needs_on=None, remedies: d
     ``what`` (the design): by ``needs_on(part)`` where given (block RAMs and multipliers differ
     by family), else by ``needs``; ``remedies`` (resource -> what makes it fit this part) is
     offered beside them, or instead of the generic advice when no part holds it."""
-    for key, label in (("brams", "block RAMs"), ("dsps", f"{part.dsp_bits}x{part.dsp_bits} multipliers"),
+    for key, label in (("brams", "block RAMs"), ("lutrams", "LUT RAM blocks (16 x 4 bits)"),
+                       ("dsps", f"{part.dsp_bits}x{part.dsp_bits} multipliers"),
                        ("luts", "LUT4s")):
         need, have = needs.get(key, 0), getattr(part, key)
         if need > have:

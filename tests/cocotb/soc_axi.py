@@ -1,9 +1,11 @@
 """cocotb test of lego_soc against cocotbext-axi's models (run by tests/test_emit_soc.py).
 
 The host is cocotbext-axi's ``AxiLiteMaster`` on ``s_axil_*``; the memory is its ``AxiRam`` on
-``m_axi_*`` (a maintained AXI4 slave model that checks the bursts it receives). The layer's DRAM
+``m_axi_*`` (a maintained AXI4 slave model that checks the bursts it receives), pausing each
+channel on a pattern of its own. The layer's DRAM
 images, register writes and expected outputs come from the file named by ``LEGO_SOC_CASE``
 (an .npz the pytest side writes with lego_build.sim.memsys)."""
+import itertools
 import os
 
 import cocotb
@@ -33,6 +35,12 @@ async def layer_through_axi_models(dut):
         present(ch)
     host = AxiLiteMaster(lite, dut.clk, dut.rst)
     ram = AxiRam(present(AxiBus.from_prefix(dut, "m_axi")), dut.clk, dut.rst, size=int(case["dram_bytes"]))
+    # every channel of the memory pauses now and then, each on its own pattern (ready low on AW, W
+    # and AR, valid low on R and B): the DMA's burst registers and its write path's skid register see
+    # backpressure in every phase
+    for k, ch in enumerate((ram.write_if.aw_channel, ram.write_if.w_channel, ram.write_if.b_channel,
+                            ram.read_if.ar_channel, ram.read_if.r_channel)):
+        ch.set_pause_generator(itertools.cycle([0] * (3 + k) + [1] * (1 + k % 2)))
     dut.rst.value = 1
     await ClockCycles(dut.clk, 4)
     dut.rst.value = 0

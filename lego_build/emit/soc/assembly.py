@@ -73,5 +73,5 @@ def mk_soc(hm: HostMap, sm: SocMap) -> tuple[Module, list[Module]]:
     loader(c)
     storer(c)
     wire(m, "unused_bits", sum(w for _, w in c.unused), Cat(*[x for x, _ in c.unused]))
-    ppu = [mk_ppu_lane_pipe(hm.out_bits), mk_table(*PPU_TABLE)] if hm.ppu else []
+    ppu = [mk_ppu_lane_pipe(hm.out_bits, hm.dsp), mk_table(*PPU_TABLE)] if hm.ppu else []
     return m, ppu + [c.parts[n] for n in sorted(c.parts)]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from veriloggen import Cat, If, Mux, Posedge
 
 from lego_build.emit.soc.common import ADDR, Ctx, bit, first_set, ndf, num, ors, per_df, pick, wire
-from lego_build.emit.soc.walkers import address_channel, burst_geometry, issuer, pick_strides, walker
+from lego_build.emit.soc.walkers import burst_channel, burst_geometry, pick_strides, walker
 from lego_build.ir.host import clog2
 
 
@@ -41,7 +41,7 @@ def _address_side(c: Ctx, ld: dict) -> None:
     lv, cw, tb, tensors, fills = hm.levels, hm.counter_bits, ld["tb"], ld["tensors"], ld["fills"]
     ar_t, ar_on, ar_restart = m.Reg("ar_t", tb), m.Reg("ar_on"), m.Reg("ar_restart")
     ar_more, ar_next_t = _after(c, ld["bits"], "ar", ar_t)
-    _, runs_last, run_beats, size, beat, run_pos, ld["geo"] = burst_geometry(
+    _, runs_last, run_beats, beat, run_pos, ld["geo"] = burst_geometry(
         c, "ar", ar_t, tb, tensors, w["ld_bounds"], fills, rows_used=False)
     ar_step, ar_start = m.Wire("arw_step"), m.Wire("arw_start")
     _, (ar_walk,), ar_walk_last = walker(
@@ -50,28 +50,25 @@ def _address_side(c: Ctx, ld: dict) -> None:
     for t, pos in run_pos.items():
         ls = sm.slot_bytes[t].bit_length() - 1  # log2 of a power of two
         m.Assign(pos(ar_walk[ls:ls + clog2(fills[t])]))
-    iss = issuer(c, "ar", ar_walk, run_beats, beat, align=bool(run_pos))
-    first = iss["first"]
     ob = clog2(sm.max_outstanding + 1)
     outstanding = m.Reg("ar_outstanding", ob)
-    ar_hs, run_end = address_channel(c, "ar", ar_on & ~ar_restart & (outstanding < num(sm.max_outstanding, ob)),
-                                     ar_walk_last, ar_step, ar_start, ar_restart, iss, size)
+    ch = burst_channel(c, "ar", ar_walk, run_beats, beat, outstanding < num(sm.max_outstanding, ob),
+                       ar_on & ~ar_restart, align=bool(run_pos))
+    ar_hs, take = ch["hs"], ch["take"]
+    m.Assign(ar_step(take & ~ar_walk_last))
+    m.Assign(ar_start(ar_restart))
     r_hs = m.Wire("r_hs")
     m.Assign(r_hs(mi["rvalid"] & mo["rready"]))
     r_burst_end = r_hs & mi["rlast"]
     m.Always(Posedge(c.clk))(
-        If(c.rst)(ar_on(0), ar_restart(0), outstanding(0), first(1))
+        If(c.rst)(ar_on(0), ar_restart(0), outstanding(0))
         .Else(
             If(ar_hs & ~r_burst_end)(outstanding(outstanding + 1)),
             If(~ar_hs & r_burst_end)(outstanding(outstanding - 1)),
-            If(w["ld_start"])(ar_on(ld["any"]), ar_t(ld["first_t"]), ar_restart(ld["any"]), first(1)),
+            If(w["ld_start"])(ar_on(ld["any"]), ar_t(ld["first_t"]), ar_restart(ld["any"])),
             If(ar_restart)(ar_restart(0)),
-            If(ar_hs)(
-                If(run_end)(
-                    first(1),
-                    If(ar_walk_last)(
-                        If(~ar_more)(ar_on(0)).Else(ar_t(ar_next_t), ar_restart(1))))
-                .Else(first(0), *iss["advance"]))))
+            # the walker's last run moves into the burst register: the next tensor's walk, or none
+            If(take & ar_walk_last)(If(~ar_more)(ar_on(0)).Else(ar_t(ar_next_t), ar_restart(1)))))
     ld["r_hs"] = r_hs
 
 
@@ -148,7 +145,8 @@ def _beat_rows(c: Ctx, ld: dict, d: dict) -> dict:
     bi = clog2(beats_max + 1)
     beat = {"bi": bi, "r_beat": m.Reg("r_beat", bi)}
     beat["slots"] = [m.Reg(f"r_slot{k}", bw) for k in range(beats_max - 1)]
-    row_end_t, more_t, data_t, mask_t = [], [], [], []  # per tensor: the beat ends a row; rows after it; slots
+    # per tensor: the beat ends a row; rows after it; the run's last row is in it; slots
+    row_end_t, more_t, fin_t, data_t, mask_t = [], [], [], [], []
     for t, k in zip(ld["tensors"], ld["fills"]):
         if sm.slot_bytes[t] >= bb:
             row_end, rows = _wide_rows(c, d, t, beat)
@@ -159,19 +157,21 @@ def _beat_rows(c: Ctx, ld: dict, d: dict) -> dict:
         row_end_t.append(row_end)
         if span is None:  # one row: it ends the run when it is the run's last
             more_t.append(num(0, clog2(hm.fill)))
+            fin_t.append(d["left"] == num(0, cw))
             data_t.append(rows)
             mask_t.append([num(1, 1)])
             continue
         pos, lk = span
         a = d["bank_addr"][0:lk]
         room = wire(m, f"r_room{t}", lk, num(k - 1, lk) - pos)  # rows after the first that the beat holds
-        fits = Cat(num(0, cw - lk), room) >= d["left"] if cw > lk else room >= d["left"]
+        fits = wire(m, f"r_fits{t}", 1, Cat(num(0, cw - lk), room) >= d["left"] if cw > lk else room >= d["left"])
         more = wire(m, f"r_more{t}", lk, Mux(fits, d["left"][0:lk], room))
+        fin_t.append(fits)  # the rows it holds reach the run's last: more == left exactly when it fits
         rot = wire(m, f"r_rot{t}", lk, pos - a)
         data_t.append([pick(rot, lk, [rows[(j + q) % k] for q in range(k)]) for j in range(k)])
         mask_t.append([wire(m, f"r_e{t}_{j}", lk, num(j, lk) - a) <= more for j in range(k)])
         more_t.append(Cat(num(0, clog2(hm.fill) - lk), more) if clog2(hm.fill) > lk else more)
-    return {**beat, "row_end": row_end_t, "more": more_t, "data": data_t, "mask": mask_t}
+    return {**beat, "row_end": row_end_t, "more": more_t, "fin": fin_t, "data": data_t, "mask": mask_t}
 
 
 def _data_side(c: Ctx, ld: dict) -> None:
@@ -185,8 +185,9 @@ def _data_side(c: Ctx, ld: dict) -> None:
     r_beat, slots, bi = beat["r_beat"], beat["slots"], beat["bi"]
     fb = clog2(hm.fill)
     r_more_rows = wire(m, "r_more_rows", fb, pick(r_t, tb, beat["more"]))
-    run_fin = wire(m, "r_run_fin", 1, Cat(num(0, cw - fb), r_more_rows) == d["left"] if cw > fb
-                   else r_more_rows == d["left"])
+    # the beat holds the run's last row: one compare per tensor (issue 45: not the rows it holds,
+    # chosen, then compared with the rows left, in front of the walker's step)
+    run_fin = wire(m, "r_run_fin", 1, pick(r_t, tb, beat["fin"]))
     row_end = m.Wire("r_row_end")
     m.Assign(row_end(r_hs & pick(r_t, tb, beat["row_end"])))
     m.Assign(d["step"](row_end & run_fin & ~d["walk_last"]))

@@ -50,7 +50,7 @@ def ppu_lanes(c: Ctx, name: str, values: list, out_bits: int, en) -> list:
         # a cycle behind, holds the layer's scale when the first word arrives
         scale = m.Reg(f"{name}_scale{i}", 16)
         m.Always(Posedge(c.clk))(scale(regs["scale"]))
-        m.Instance(StubModule(mk_ppu_lane_pipe(out_bits).name), f"u_{name}_ppu{i}", ports=[
+        m.Instance(StubModule(mk_ppu_lane_pipe(out_bits, hm.dsp).name), f"u_{name}_ppu{i}", ports=[
             ("clk", c.clk), ("en", en), ("x", x), ("mode", regs["mode"][0:2]), ("scale", scale),
             ("shift", regs["shift"]), ("y", v)])
         out.append(v)

@@ -7,7 +7,8 @@ read issued with the head's last beat; the data side (:func:`_beat_data`) takes 
 words into a write path of ``PPU_LANE_STAGES + 2`` register stages (the latency model's
 ``WRITE_PATH``, issue 44: the beat multiplexer's registers, the PPU's pipelined lanes,
 :func:`lego_build.emit.soc.ppu.ppu_lanes`, and their tables into the output register that drives
-AXI W), a stall-all pipeline that moves whenever its output register is free or being taken, so
+AXI W), a stall-all pipeline that moves whenever the skid register beside its output register is
+empty (the output register takes from the skid first; issue 45), so
 a layer's results reach memory post-processed at one beat a cycle, rows of one beat included;
 they stay one word each, sign-extended. One AXI ID (0); an
 error response or a foreign ID sets STATUS bit 2.
@@ -18,7 +19,7 @@ from veriloggen import Cat, If, Mux, Posedge
 
 from lego_build.emit.soc.common import ADDR, Ctx, ndf, num, ors, per_df, pick, tree_pick, wire
 from lego_build.emit.soc.ppu import ppu_lanes, ppu_tables, staged
-from lego_build.emit.soc.walkers import address_channel, burst_geometry, issuer, walker
+from lego_build.emit.soc.walkers import burst_channel, burst_geometry, walker
 from lego_build.ir.host import clog2
 from rtl_templates_free.primitives import PPU_LANE_STAGES
 
@@ -26,7 +27,7 @@ LOW = 12  # the DRAM address bits a narrow row's byte lane is taken from
 QUEUE = 4  # burst lengths the address channel may run ahead of the data
 
 
-def _address_side(c: Ctx, t: int, runs_last: list, run_beats, size, beat) -> dict:
+def _address_side(c: Ctx, t: int, runs_last: list, run_beats, beat) -> dict:
     """AW: runs of the output tile's rows; burst lengths queue for WLAST."""
     m, w, cw = c.m, c.w, c.hm.counter_bits
     a = {"on": m.Reg("aw_on"), "restart": m.Reg("aw_restart")}
@@ -34,12 +35,11 @@ def _address_side(c: Ctx, t: int, runs_last: list, run_beats, size, beat) -> dic
     _, (aw_walk,), aw_walk_last = walker(c, "aww", runs_last, cw, [(ADDR, w["st_base"], c.regs["row"][t])],
                                          aw_start, aw_step)
     a["walk_last"] = aw_walk_last
-    a.update(issuer(c, "aw", aw_walk, run_beats, beat))
     a["q"] = [m.Reg(f"wlen_q{k}", 8) for k in range(QUEUE)]
     a["q_wr"], a["q_rd"], a["q_n"] = m.Reg("wlen_wr", 2), m.Reg("wlen_rd", 2), m.Reg("wlen_n", 3)
-    a["hs"], a["run_end"] = address_channel(c, "aw", a["on"] & ~a["restart"] & (a["q_n"] < num(QUEUE, 3)),
-                                            aw_walk_last, aw_step, aw_start, a["restart"], a,
-                                            size)
+    a.update(burst_channel(c, "aw", aw_walk, run_beats, beat, a["q_n"] < num(QUEUE, 3), a["on"] & ~a["restart"]))
+    m.Assign(aw_step(a["take"] & ~aw_walk_last))
+    m.Assign(aw_start(a["restart"]))
     return a
 
 
@@ -160,14 +160,16 @@ def storer(c: Ctx) -> None:
     flag once every burst's response is in."""
     m, hm, w, mi, mo = c.m, c.hm, c.w, c.mi, c.mo
     t = len(hm.input_tensors)
-    rows_last, runs_last, run_beats, size, beat, _, _ = burst_geometry(c, "aw", num(0, 1), 1, [t], w["st_bounds"])
-    a = _address_side(c, t, runs_last, run_beats, size, beat)
+    rows_last, runs_last, run_beats, beat, _, _ = burst_geometry(c, "aw", num(0, 1), 1, [t], w["st_bounds"])
+    a = _address_side(c, t, runs_last, run_beats, beat)
     b = _bank_reads(c, t, rows_last)
     # the write path: a beat is taken from the head row into the first stage, moves through the
     # PPU's lanes and leaves from the output register (AXI W driven by registers); every stage
-    # moves when the output register is free or being taken (a stall-all pipeline)
-    out_v = m.Reg("w_out_valid")
-    adv = wire(m, "w_adv", 1, ~out_v | mi["wready"])
+    # moves while the skid register beside the output register is empty (a stall-all pipeline whose
+    # enable is a flip-flop, issue 45: with AXI's ready in it, ready through the head row's read
+    # address into the output banks was the default lego_soc's critical path on an LFE5U-85F)
+    out_v, skid_v = m.Reg("w_out_valid"), m.Reg("w_skid_valid")
+    adv = wire(m, "w_adv", 1, ~skid_v)
     d = _beat_data(c, t, b, adv)
     q, q_wr, q_rd, q_n, aw_hs = a["q"], a["q_wr"], a["q_rd"], a["q_n"], a["hs"]
     w_beat, w_in, row_last = d["w_beat"], d["w_in"], d["row_last"]
@@ -176,12 +178,19 @@ def storer(c: Ctx) -> None:
     v1, last1 = m.Reg("w_s1_valid"), m.Reg("w_s1_last")
     valids = [v1, *staged(c, "w_valid", v1, 1, PPU_LANE_STAGES, adv, reset=True)]
     last_end = staged(c, "w_last", last1, 1, PPU_LANE_STAGES, adv)[-1]
-    out_data, out_strb, out_last = m.Reg("w_out_data", c.sm.bus_bits), m.Reg("w_out_strb", c.sm.bus_bytes), \
-        m.Reg("w_out_last")
+    outs = [(m.Reg(f"w_{p}_data", c.sm.bus_bits), m.Reg(f"w_{p}_strb", c.sm.bus_bytes), m.Reg(f"w_{p}_last"))
+            for p in ("out", "skid")]
+    (out_data, out_strb, out_last), skid = outs
+    beat = (d["beat"], d["strb"], last_end)
+    free = mi["wready"] | ~out_v  # the output register is free after this cycle
     m.Always(Posedge(c.clk))(
-        If(c.rst)(v1(0), out_v(0))
-        .Elif(adv)(v1(take), last1(wlast), out_v(valids[-1]), out_data(d["beat"]), out_strb(d["strb"]),
-                   out_last(last_end)))
+        If(c.rst)(v1(0), out_v(0), skid_v(0))
+        .Else(
+            If(adv)(v1(take), last1(wlast)),
+            If(free)(
+                If(skid_v)(out_v(1), skid_v(0), *[r(x) for r, x in zip(outs[0], skid)])
+                .Else(out_v(valids[-1]), *[r(x) for r, x in zip(outs[0], beat)]))
+            .Elif(adv)(skid_v(valids[-1]), *[r(x) for r, x in zip(skid, beat)])))
     w_hs = wire(m, "w_hs", 1, out_v & mi["wready"])
     m.Assign(mo["wvalid"](out_v))
     m.Assign(mo["wdata"](out_data))
@@ -197,17 +206,16 @@ def storer(c: Ctx) -> None:
     m.Always(Posedge(c.clk))(
         done(0),
         If(c.rst)(a["on"](0), a["restart"](0), b["on"](0), b["restart"](0), b["valid"](0), q_n(0), q_wr(0),
-                  q_rd(0), w_beat(0), w_in(0), bursts(0), st_on(0), a["first"](1))
+                  q_rd(0), w_beat(0), w_in(0), bursts(0), st_on(0))
         .Else(
-            If(w["st_start"])(a["on"](1), a["restart"](1), b["on"](1), b["restart"](1), st_on(1), a["first"](1)),
+            If(w["st_start"])(a["on"](1), a["restart"](1), b["on"](1), b["restart"](1), st_on(1)),
             If(a["restart"])(a["restart"](0)),
             If(b["restart"])(b["restart"](0)),
             # address channel
             If(aw_hs)(
                 *[If(q_wr == num(k, 2))(q[k](a["alen"])) for k in range(QUEUE)],
-                q_wr(q_wr + 1),
-                If(a["run_end"])(a["first"](1), If(a["walk_last"])(a["on"](0)))
-                .Else(a["first"](0), *a["advance"])),
+                q_wr(q_wr + 1)),
+            If(a["take"] & a["walk_last"])(a["on"](0)),
             If(aw_hs & ~(take & wlast))(q_n(q_n + 1)),
             If(~aw_hs & take & wlast)(q_n(q_n - 1)),
             If(aw_hs & ~(b_hs))(bursts(bursts + 1)),
@@ -220,8 +228,8 @@ def storer(c: Ctx) -> None:
             If(take)(
                 If(wlast)(w_in(0), q_rd(q_rd + 1)).Else(w_in(w_in + 1)),
                 If(row_last)(w_beat(0)).Else(w_beat(w_beat + 1))),
-            If(st_on & ~a["on"] & ~a["restart"] & ~b["on"] & ~b["restart"] & ~b["valid"]
-               & (q_n == num(0, 3)) & (bursts == num(0, 16)) & ~w["st_start"] & ~ors(valids) & ~out_v)(
+            If(st_on & ~a["on"] & ~a["restart"] & ~a["valid"] & ~b["on"] & ~b["restart"] & ~b["valid"]
+               & (q_n == num(0, 3)) & (bursts == num(0, 16)) & ~w["st_start"] & ~ors(valids) & ~out_v & ~skid_v)(
                 st_on(0), done(1)),
         ))
     m.Assign(w["st_done"](done))

@@ -1,7 +1,7 @@
 """The address walkers the blocks share: :func:`walker` (nested loops over affine addresses,
 no multiplier: the controller's scheme, :mod:`lego_build.emit.ctrl`), a tile's bounds and
 rows, and the burst machinery of the DMA's two engines (:func:`burst_geometry`,
-:func:`issuer`, :func:`address_channel`)."""
+:func:`burst_channel`)."""
 from __future__ import annotations
 
 from veriloggen import Cat, If, Mux, Posedge
@@ -100,8 +100,8 @@ def pick_strides(table, t_sel, tb: int, tensors: list, lv: int) -> list:
 def burst_geometry(c: Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds: list, fills: list | None = None,
                    rows_used: bool = True):
     """Per-tensor burst geometry of the tile being moved: the walker's last indices (the
-    contiguous run level folded into the burst), the run's last beat (its length in beats less one), AxSIZE, and the
-    beat's bytes as a shift. A row of at least a bus width is ``slot / bus`` full beats; a
+    contiguous run level folded into the burst), the run's last beat (its length in beats less one), and the
+    beat's bytes as a shift (AxSIZE). A row of at least a bus width is ``slot / bus`` full beats; a
     narrower row shares a beat with the ``fill - 1`` rows after it (``fills``, per tensor;
     :func:`lego_build.backend.interface.fill_rows`): a run of them is one INCR burst of
     ``fill * slot``-byte transfers (a narrow burst when that is less than the bus, AXI4
@@ -168,93 +168,88 @@ def burst_geometry(c: Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds:
             per_tensor.append(latched(c, f"{name}_rlb{t}", per_df(c, opts), rb))
     run_beats = m.Wire(f"{name}_run_last_beat", rb)
     m.Assign(run_beats(pick(t_sel, t_bits, per_tensor)))
-    size = m.Wire(f"{name}_size", 3)
-    m.Assign(size(pick(t_sel, t_bits, [num(z, 3) for z in sizes])))
-    return rows, runs, run_beats, size, (t_sel, t_bits, sizes), run_pos, (runs_last, run_rows)
+    return rows, runs, run_beats, (t_sel, t_bits, sizes), run_pos, (runs_last, run_rows)
 
 
-def issuer(c: Ctx, name: str, walker_addr, run_last_beat, beat, align: bool = False) -> dict:
-    """Address channel of one engine: the current run's next burst (split at 256 beats and at
-    4 KB): its address, the beats left in the run less one (``run_last_beat`` at a run's
-    start), AxLEN, whether it ends the run, and the address and beats left after it. ``beat``
-    is ``(t_sel, t_bits, shifts)``: the selected tensor's transfer bytes as a shift; ``advance``:
-    the register loads that move it to the run's next burst (the caller's, on a handshake that does
-    not end the run); ``align``:
-    the next burst starts at the transfer after the one holding the address (a run that starts
-    mid-transfer).
+def burst_channel(c: Ctx, ch: str, walk_addr, run_last_beat, beat, gate, avail, align: bool = False) -> dict:
+    """AR or AW (``ch``) from a burst register (issue 45): the channel's address, length and size
+    are flip-flops, loaded with a run's first burst from the walker (``walk_addr``, with
+    ``run_last_beat`` beats less one, of the walker's tensor ``beat[0]``) when ``avail`` and the
+    register is empty or its run's last burst is being taken, and with the run's next burst when
+    a burst that does not end its run is taken. ``valid`` is the register's flag and ``gate``.
+    ``beat`` is ``(t_sel, t_bits, shifts)``: per tensor its transfer bytes as a shift; ``align``:
+    after a run's first burst the next starts at the transfer after the one holding the address (a
+    run that starts mid-transfer). Returns ``hs``, ``take`` (the walker's run moves into the
+    register: the caller steps the walker on it), ``run_end``, ``valid`` and ``alen``.
 
-    The burst is ``min(rem, to4k, 256)`` beats (``to4k`` counted from the transfer that holds
-    the address, AXI4 A3.4.1); issue 44 computes its three outcomes side by side instead of
-    choosing the length and then subtracting it: ``to4k - 1`` is the address's beat bits
-    inverted, the run ends when ``rem - 1 <= to4k - 1`` and ``rem - 1 < 256`` (the beats left are
-    kept less one, so these compare registers), a 4 KB split leaves the next page's base (an
-    increment of the page number) and ``rem - to4k``, a 256-beat split ``addr + 256 beats`` (an
-    increment above the beat bits) and ``rem - 256``."""
+    A burst is ``min(rem, to4k, 256)`` beats (``to4k`` counted from the transfer that holds the
+    address, AXI4 A3.4.1). Whether it ends its run and its AxLEN are registered with it, so the
+    walker's step (``take``) is a gate of flip-flops and AXI's ready, and the compares run in
+    front of the register, not in front of the walker's enables (before, on ``gemmini_like``'s
+    8 x 8 on an LFE5U-85F, the walker's address through the compares into its own clock enables
+    was the critical path, 48.9 MHz). ``to4k - 1`` (``room``) is the address's beat bits
+    inverted. The next burst's outcome follows from the current one's registers in closed form,
+    one compare deep: when ``room < 256`` the burst reaches the page's end, the next starts a page
+    (``room' = P - 1``, ``P`` the page's beats) with ``rem' = rem - room - 1``, so it ends the run iff
+    ``rem <= room + min(P, 256)``, with AxLEN ``rem'`` or ``min(P, 256) - 1``; otherwise it is
+    256 beats (``rem >= 256``), ``room' = room - 256``, ``rem' = rem - 256``: it ends the run iff
+    ``rem <= room`` and ``rem < 512``, with AxLEN ``rem``'s low byte, or ``room``'s when
+    ``room' < 255``, else 255. One cycle more than a combinational channel from a run's start to
+    its first burst (:data:`lego_build.mapping.latency.ISSUE`)."""
     m = c.m
-    rb = run_last_beat.width
+    rb = max(run_last_beat.width, 14)
     t_sel, t_bits, shifts = beat
     assert all(0 <= z < 12 for z in shifts)
-    first = m.Reg(f"{name}_first")
-    addr_r = m.Reg(f"{name}_addr_r", ADDR)
-    rem_r = m.Reg(f"{name}_rem_r", rb)  # beats left less one
-    addr = wire(m, f"{name}_addr", ADDR, Mux(first, walker_addr, addr_r))
-    rem_m1 = wire(m, f"{name}_rem_m1", rb, Mux(first, run_last_beat, rem_r))
-    nxt = addr
+    v, addr_r, rem_r = m.Reg(f"{ch}_v"), m.Reg(f"{ch}_addr_r", ADDR), m.Reg(f"{ch}_rem_r", rb)
+    alen_r, ends_r = m.Reg(f"{ch}_alen_r", 8), m.Reg(f"{ch}_ends_r")
+    many = len(shifts) > 1
+    b_t = m.Reg(f"{ch}_bt", t_bits) if many else t_sel  # the burst's tensor (the walker's moves on)
+
+    def widen(x, bits: int):
+        return Cat(num(0, rb - bits), x) if rb > bits else x
+
+    def room_of(tag: str, a, t):
+        """The beats from ``a``'s transfer to its 4 KB boundary, less one (12 bits)."""
+        return wire(m, f"{ch}_room_{tag}", 12, pick(t, t_bits, [Cat(num(0, z), ~a[z:12]) if z else ~a[0:12]
+                                                               for z in shifts]))
+
+    # a run's first burst, of the walker's run
+    rlb = widen(run_last_beat, run_last_beat.width)
+    room_f = room_of("first", walk_addr, t_sel)
+    ends_f = wire(m, f"{ch}_ends_first", 1, (rlb <= widen(room_f, 12)) & (rlb < num(MAX_BURST, rb)))
+    alen_f = Mux(ends_f, rlb[0:8], Mux(room_f < num(255, 12), room_f[0:8], num(MAX_BURST - 1, 8)))
+    # the register's burst's successor
+    room = room_of("cur", addr_r, b_t)
+    to_page = wire(m, f"{ch}_to_page", 1, room[8:12] == num(0, 4))  # it ends at the 4 KB boundary
+    nxt = addr_r
     if align:
-        nxt = wire(m, f"{name}_aligned", ADDR, pick(t_sel, t_bits, [Cat(addr[z:ADDR], num(0, z)) if z else addr
-                                                                    for z in shifts]))
-    # per tensor: beats to the 4 KB boundary less one (the beat bits inverted), whether the
-    # boundary is nearer than 256 beats, the address after a 256-beat burst
-    room_t, near_t, after256_t = [], [], []
-    for z in shifts:
-        room_t.append(Cat(num(0, z), ~addr[z:12]) if z else ~addr[0:12])  # 12 bits
-        near_t.append(num(1, 1) if 12 - z < 8 else addr[z:12] != num(0, 8) if 12 - z == 8 else
-                      ~addr[z:12] < num(255, 12 - z))  # to4k < 256
-        after256_t.append(Cat(nxt[8 + z:ADDR] + num(1, ADDR - 8 - z), nxt[0:8 + z]))
-    room = wire(m, f"{name}_room", 12, pick(t_sel, t_bits, room_t))
-    near = wire(m, f"{name}_near", 1, pick(t_sel, t_bits, near_t))
+        nxt = wire(m, f"{ch}_aligned", ADDR, pick(b_t, t_bits, [Cat(addr_r[z:ADDR], num(0, z)) if z else addr_r
+                                                                 for z in shifts]))
+    page = Cat(addr_r[12:ADDR] + num(1, ADDR - 12), num(0, 12))
+    after256 = pick(b_t, t_bits, [Cat(nxt[8 + z:ADDR] + num(1, ADDR - 8 - z), nxt[0:8 + z]) for z in shifts])
+    split = wire(m, f"{ch}_split", rb, rem_r - widen(room, 12) - num(1, rb))  # rem' after a page's end
+    whole = [min(4096 >> z, MAX_BURST) for z in shifts]  # min(P, 256) per tensor
+    ends_page = wire(m, f"{ch}_ends_page", 1, rem_r <= widen(room, 12) + pick(b_t, t_bits, [num(x, rb) for x in whole]))
+    ends_far = wire(m, f"{ch}_ends_far", 1, (rem_r <= widen(room, 12)) & (rem_r < num(2 * MAX_BURST, rb)))
+    alen_page = Mux(ends_page, split[0:8], pick(b_t, t_bits, [num(x - 1, 8) for x in whole]))
+    alen_far = Mux(ends_far, rem_r[0:8], Mux(room < num(511, 12), room[0:8], num(MAX_BURST - 1, 8)))
+    c.unused += [(split[8:rb], rb - 8)]
+    if rb > run_last_beat.width:
+        c.unused.append((rlb[run_last_beat.width:rb], rb - run_last_beat.width))
 
-    def ends_of(tag: str, a, r):
-        """Whether the burst from address ``a`` with ``r`` beats left (less one) ends the run, and
-        the beats left (less one) after it when it splits at 4 KB."""
-        rm = wire(m, f"{name}_room_{tag}", 12, pick(t_sel, t_bits, [Cat(num(0, z), ~a[z:12]) if z else ~a[0:12]
-                                                                   for z in shifts]))
-        rw = Cat(num(0, rb - 12), rm) if rb > 12 else rm[0:rb]
-        return wire(m, f"{name}_ends_{tag}", 1, (r <= rw) & (r < num(MAX_BURST, rb))), r - rw - num(1, rb)
-
-    # whether the burst ends its run, for a run's first burst and for the next ones side by side,
-    # ``first`` choosing last (it drives the walker's step: issue 44); an and-or, not a multiplexer,
-    # which Yosys's opt_share would fold back into one compare of the multiplexed operands
-    ends_f, split_f = ends_of("first", walker_addr, run_last_beat)
-    ends_n, split_n = ends_of("next", addr_r, rem_r)
-    ends = wire(m, f"{name}_ends", 1, (first & ends_f) | (~first & ends_n))
-    alen = wire(m, f"{name}_alen", 8, Mux(ends, rem_m1[0:8], Mux(near, room[0:8], num(MAX_BURST - 1, 8))))
-    page = wire(m, f"{name}_page", ADDR, Cat(addr[12:ADDR] + num(1, ADDR - 12),
-                                            pick(t_sel, t_bits, [Cat(num(0, 12 - z), nxt[0:z]) if z else num(0, 12)
-                                                                 for z in shifts])))
-    addr_next = wire(m, f"{name}_addr_next", ADDR, Mux(near, page, pick(t_sel, t_bits, after256_t)))
-    # the beats left after a 4 KB split, for a first and a next burst side by side (a subtractor on the
-    # multiplexed operands would share its borrow chain with ``ends`` and put ``first`` in front of it)
-    rem_next = wire(m, f"{name}_rem_next", rb, Mux(near, Mux(first, split_f, split_n), rem_m1 - num(MAX_BURST, rb)))
-    c.unused += [(rem_m1[8:rb], rb - 8), (room[8:12], 4)]
-    return {"first": first, "addr": addr, "ends": ends, "alen": alen, "advance": [addr_r(addr_next), rem_r(rem_next)]}
-
-
-def address_channel(c: Ctx, ch: str, may_issue, walk_last, step, start, restart, issue: dict, size):
-    """AR or AW (``ch``): the current burst (:func:`issuer`) out while ``may_issue``; the walker
-    steps when a run's last burst is taken and restarts on ``restart``. Returns (handshake,
-    run done)."""
-    m = c.m
-    addr, alen = issue["addr"], issue["alen"]
-    valid = m.Wire(f"{ch}_valid")
-    m.Assign(valid(may_issue))
-    hs = m.Wire(f"{ch}_hs")
-    m.Assign(hs(valid & c.mi[f"{ch}ready"]))
-    run_end = m.Wire(f"{ch}_run_end")
-    m.Assign(run_end(hs & issue["ends"]))
-    m.Assign(step(run_end & ~walk_last))
-    m.Assign(start(restart))
-    for name, value in (("valid", valid), ("addr", addr), ("len", alen), ("size", size), ("burst", num(1, 2)),
+    hs = wire(m, f"{ch}_hs", 1, v & gate & c.mi[f"{ch}ready"])
+    run_end = wire(m, f"{ch}_run_end", 1, hs & ends_r)
+    take = wire(m, f"{ch}_take", 1, avail & (~v | run_end))
+    load = [v(1), addr_r(walk_addr), rem_r(rlb), alen_r(alen_f), ends_r(ends_f)] + ([b_t(t_sel)] if many else [])
+    m.Always(Posedge(c.clk))(
+        If(c.rst)(v(0))
+        .Elif(take)(*load)
+        .Elif(hs & ~ends_r)(
+            addr_r(Mux(to_page, page, after256)), rem_r(Mux(to_page, split, rem_r - num(MAX_BURST, rb))),
+            ends_r(Mux(to_page, ends_page, ends_far)), alen_r(Mux(to_page, alen_page, alen_far)))
+        .Elif(hs)(v(0)))
+    for name, value in (("valid", v & gate), ("addr", addr_r), ("len", alen_r),
+                        ("size", pick(b_t, t_bits, [num(z, 3) for z in shifts])), ("burst", num(1, 2)),
                         ("id", num(0, 1))):
         m.Assign(c.mo[f"{ch}{name}"](value))
-    return hs, run_end
+    return {"hs": hs, "take": take, "run_end": run_end, "valid": v, "alen": alen_r}

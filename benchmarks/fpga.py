@@ -68,8 +68,14 @@ def network(design: list[str], net: str | list[str], out) -> dict:
             "wall_s": round(time.perf_counter() - start, 1)}
 
 
+NEEDS_TITLE = "the 16 x 16 presets' needs against each part (block RAMs, 16 x 4 LUT RAMs and DSPs, lower bounds)"
+NEEDS_COLUMNS = ["preset", "part", "BRAM needed", "BRAM on part", "LUT RAM needed", "LUT RAM on part", "DSP needed",
+                 "DSP on part", "verdict"]
+
+
 def needs_table() -> list[list]:
-    """What each 16 x 16 preset needs of each part: block RAMs and DSPs (at least), and whether it fits."""
+    """What each 16 x 16 preset needs of each part: block RAMs, LUT RAM and DSPs (at least), and whether
+    it fits."""
     from lego_build.config.compose import compose  # the groups alone: the fit check would refuse them
     from lego_build.targets.fpga import needs
     from lego_build.targets.fpga_parts import PARTS
@@ -79,8 +85,10 @@ def needs_table() -> list[list]:
         cfg = compose([*overrides, "target=fpga"])
         for part in PARTS.values():
             need = needs(cfg, part)
-            short = [k for k in ("brams", "dsps") if need.get(k, 0) > (getattr(part, k) or 0) and need.get(k)]
-            rows.append([name, part.name, need["brams"], part.brams, need.get("dsps"), part.dsps or None,
+            short = [k for k in ("brams", "lutrams", "dsps")
+                     if need.get(k, 0) > (getattr(part, k) or 0) and need.get(k)]
+            rows.append([name, part.name, need["brams"], part.brams, need.get("lutrams"), part.lutrams or None,
+                         need.get("dsps"), part.dsps or None,
                          "fits" if not short else "short of " + ", ".join(short)])
     return rows
 
@@ -128,8 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                       ["run", "part", "top", "LUT", "FF", "BRAM", "DSP", "Fmax MHz", "network", "RTL cycles",
                        "GOP/s", "build s", "critical path", "anchor (issue 45)", "commit", "how measured, if not here"],
                       [row(k, records[k]) for k in sorted(records)], note=note),
-        harness.table("the 16 x 16 presets' needs against each part (block RAMs and DSPs, lower bounds)",
-                      ["preset", "part", "BRAM needed", "BRAM on part", "DSP needed", "DSP on part", "verdict"],
+        harness.table(NEEDS_TITLE, NEEDS_COLUMNS,
                       needs_table())], "runs": {k: records[k] for k in sorted(records)}}
     harness.write_results("fpga", figures, quick=args.quick, out=path, argv=argv,
                           title="FPGA builds of generated accelerators (target=fpga) and their throughput",

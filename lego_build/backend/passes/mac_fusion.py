@@ -7,7 +7,9 @@ The fused node keeps the pair's latency and the multiplier's control-flow anchor
 so delay matching and the schedule are unchanged; the ``first`` input is delayed
 inside the primitive to meet the product at the accumulate stage. Multipliers of an FU
 kind that is no DSP-slice multiply (``FU.dsp_fusable`` false, e.g. ``bitfusion``) are left
-alone, and so, all or nothing, is the whole array.
+alone, and so, all or nothing, is the whole array. The memory system reads that this pass ran
+(``HostMap.dsp``): its PPU lanes then multiply with one Verilog product per partial product, for
+DSP blocks too (:func:`rtl_templates_free.mk_ppu_lane_pipe`).
 """
 from __future__ import annotations
 

@@ -214,7 +214,7 @@ def burst_channel(c: Ctx, ch: str, walk_addr, run_last_beat, beat, gate, avail, 
                                                                for z in shifts]))
 
     # a run's first burst, of the walker's run
-    rlb = widen(run_last_beat, run_last_beat.width)
+    rlb = wire(m, f"{ch}_run_last", rb, widen(run_last_beat, run_last_beat.width))
     room_f = room_of("first", walk_addr, t_sel)
     ends_f = wire(m, f"{ch}_ends_first", 1, (rlb <= widen(room_f, 12)) & (rlb < num(MAX_BURST, rb)))
     alen_f = Mux(ends_f, rlb[0:8], Mux(room_f < num(255, 12), room_f[0:8], num(MAX_BURST - 1, 8)))
@@ -233,9 +233,6 @@ def burst_channel(c: Ctx, ch: str, walk_addr, run_last_beat, beat, gate, avail, 
     ends_far = wire(m, f"{ch}_ends_far", 1, (rem_r <= widen(room, 12)) & (rem_r < num(2 * MAX_BURST, rb)))
     alen_page = Mux(ends_page, split[0:8], pick(b_t, t_bits, [num(x - 1, 8) for x in whole]))
     alen_far = Mux(ends_far, rem_r[0:8], Mux(room < num(511, 12), room[0:8], num(MAX_BURST - 1, 8)))
-    c.unused += [(split[8:rb], rb - 8)]
-    if rb > run_last_beat.width:
-        c.unused.append((rlb[run_last_beat.width:rb], rb - run_last_beat.width))
 
     hs = wire(m, f"{ch}_hs", 1, v & gate & c.mi[f"{ch}ready"])
     run_end = wire(m, f"{ch}_run_end", 1, hs & ends_r)

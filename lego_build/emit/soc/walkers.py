@@ -197,7 +197,7 @@ def burst_channel(c: Ctx, ch: str, walk_addr, run_last_beat, beat, gate, avail, 
     ``room' < 255``, else 255. One cycle more than a combinational channel from a run's start to
     its first burst (:data:`lego_build.mapping.latency.ISSUE`)."""
     m = c.m
-    rb = max(run_last_beat.width, 14)
+    rb = max(run_last_beat.width, 14)  # room + 256 takes 13 bits
     t_sel, t_bits, shifts = beat
     assert all(0 <= z < 12 for z in shifts)
     v, addr_r, rem_r = m.Reg(f"{ch}_v"), m.Reg(f"{ch}_addr_r", ADDR), m.Reg(f"{ch}_rem_r", rb)
@@ -227,10 +227,11 @@ def burst_channel(c: Ctx, ch: str, walk_addr, run_last_beat, beat, gate, avail, 
                                                                  for z in shifts]))
     page = Cat(addr_r[12:ADDR] + num(1, ADDR - 12), num(0, 12))
     after256 = pick(b_t, t_bits, [Cat(nxt[8 + z:ADDR] + num(1, ADDR - 8 - z), nxt[0:8 + z]) for z in shifts])
-    split = wire(m, f"{ch}_split", rb, rem_r - widen(room, 12) - num(1, rb))  # rem' after a page's end
+    room_w = widen(room, 12)
+    split = wire(m, f"{ch}_split", rb, rem_r - room_w - num(1, rb))  # rem' after a page's end
     whole = [min(4096 >> z, MAX_BURST) for z in shifts]  # min(P, 256) per tensor
-    ends_page = wire(m, f"{ch}_ends_page", 1, rem_r <= widen(room, 12) + pick(b_t, t_bits, [num(x, rb) for x in whole]))
-    ends_far = wire(m, f"{ch}_ends_far", 1, (rem_r <= widen(room, 12)) & (rem_r < num(2 * MAX_BURST, rb)))
+    ends_page = wire(m, f"{ch}_ends_page", 1, rem_r <= room_w + pick(b_t, t_bits, [num(x, rb) for x in whole]))
+    ends_far = wire(m, f"{ch}_ends_far", 1, (rem_r <= room_w) & (rem_r < num(2 * MAX_BURST, rb)))
     alen_page = Mux(ends_page, split[0:8], pick(b_t, t_bits, [num(x - 1, 8) for x in whole]))
     alen_far = Mux(ends_far, rem_r[0:8], Mux(room < num(511, 12), room[0:8], num(MAX_BURST - 1, 8)))
 

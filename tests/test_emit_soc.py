@@ -62,13 +62,16 @@ def cocotb_build(runner, sources: list[Path], top: str, tmp_path: Path) -> Path:
     return build
 
 
-def test_layer_through_cocotbext_axi_models(tmp_path, monkeypatch):
+@pytest.mark.parametrize("optimizer", ["lego", "fpga"])
+def test_layer_through_cocotbext_axi_models(tmp_path, monkeypatch, optimizer):
+    """``fpga``: the write engine's rows read ahead into a queue (``row_prefetch``), its pointers
+    and count under every pause of AXI W."""
     _verilator_env(monkeypatch)
     design = tmp_path / "design"
     # a partial last tile along m and k (Ruby's mapspace), four 4-byte input rows per beat with
     # runs that start mid-beat (unaligned INCR bursts), 16-byte output rows
     run_all(compose(["workload.M=30", "workload.N=10", "workload.K=21", "arch.buffer_depth=16",
-                     "mapper.mapspace=ruby", "target=rtl"]), design)
+                     "mapper.mapspace=ruby", "target=rtl", f"optimizer={optimizer}"]), design)
     hm = read_artifact(design, "rtl/host_interface.json")
     sm = read_artifact(design, "rtl/soc_interface.json")
     adg = read_artifact(design, "adg.json")
@@ -77,7 +80,7 @@ def test_layer_through_cocotbext_axi_models(tmp_path, monkeypatch):
     kernel = with_bits(lower(kernel, adg.kernel), adg, hm.out_bits)
     run = memsys.program(hm, sm, adg, "gemm", kernel, Mapping.from_json(entry["mapping"]), entry["dataflow"],
                          pattern_operands(kernel, "random", 11), entry["tile"])
-    assert run.grid.count > 1 and run.grid.rem != run.grid.full
+    assert run.grid.count > 1 and run.grid.rem != run.grid.full and hm.row_prefetch == (optimizer == "fpga")
     assert hm.fill == 4 and any(t.fill > 1 and any(s % t.fill for s in t.stride) for t in run.traffic)
     blob = b"".join(data for _, data in run.images)
     bounds = np.cumsum([0] + [len(d) for _, d in run.images])

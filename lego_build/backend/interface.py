@@ -114,6 +114,7 @@ def host_map(dag: DAG, bus_bits: int = 0) -> HostMap:
         fill_rows=fill_rows(dag, bus_bits) if bus_bits else (),
         packs=tuple(dag.buffer(t).packs for t in (*ins, out.tensor)) if all(b.packs for b in dag.buffers) else (),
         dsp="mac_fusion" in dag.passes,
+        row_prefetch="row_prefetch" in dag.passes,
         read_drain=min(max(dag.latency, 1) + 1, max(d for n, d in dag.schedule if n in reads) + 1),
     )
     return replace(hm, cfg_addr_bits=clog2(hm.n_regs))

@@ -39,6 +39,7 @@ class HostMap:
     fill_rows: tuple[int, ...] = ()  # per input tensor: bank rows one DMA write fills (() or 1: one)
     packs: tuple[tuple[tuple[int, ...], ...], ...] = ()  # per tensor, per dataflow: lane -> packed word
     dsp: bool = False  # multiplies shaped for DSP blocks (``mac_fusion`` ran): the PPU's products too
+    row_prefetch: bool = False  # the write engine reads output rows ahead into a queue (``row_prefetch`` ran)
 
     @property
     def in_row_bits(self) -> int:

@@ -48,25 +48,70 @@ def _bank_reads(c: Ctx, t: int, rows_last: list) -> dict:
     head row while its beats are taken, so the banks' outputs are the row (read latency 1), and
     moves to the walker's next row in the cycle the head's last beat is taken, so that row's
     first beat follows without a bubble. A row register (two of them, a queue, before) would be
-    a flip-flop per output bit of the array: lego_mnicoc's 16 x 16 kept 16,384."""
+    a flip-flop per output bit of the array: lego_mnicoc's 16 x 16 kept 16,384. With
+    ``row_prefetch`` (FPGA targets), :func:`_prefetched_reads` instead. Returns the head row
+    (``row``, ``off``, ``valid``), ``pop`` (driven by the write path), whether a row is still to
+    come (``busy``) and the engine's registers, statements and resets (``on``, ``restart``,
+    ``update``, ``resets``)."""
     m, hm, r, w, core = c.m, c.hm, c.regs, c.w, c.core
     cw, aw = hm.counter_bits, hm.addr_bits
-    b = {"on": m.Reg("rr_on"), "restart": m.Reg("rr_restart"), "valid": m.Reg("rr_valid")}
+    b = {"on": m.Reg("rr_on"), "restart": m.Reg("rr_restart")}
+    if not hm.row_prefetch:
+        b["valid"] = m.Reg("rr_valid")
     rr_step, rr_start = m.Wire("rrw_step"), m.Wire("rrw_start")
-    _, (walk_addr, b["walk_low"]), b["last"] = walker(
+    _, (walk_addr, walk_low), last = walker(
         c, "rrw", rows_last, cw,
         [(aw, num(0, aw), r["bank"][t]), (LOW, w["st_base"][0:LOW], [x[0:LOW] for x in r["row"][t]])],
         rr_start, rr_step)
-    b["walk_addr"] = walk_addr
-    b["head"], b["off"] = m.Reg("rr_head", aw), m.Reg("rr_head_off", LOW)
+    if hm.row_prefetch:
+        return _prefetched_reads(c, b, walk_addr, walk_low, last, rr_step, rr_start)
+    head, b["off"] = m.Reg("rr_head", aw), m.Reg("rr_head_off", LOW)
     b["pop"] = m.Wire("rr_pop")  # the head row's last beat is taken (driven by the write path)
-    load = b["load"] = m.Wire("rr_load")  # the walker's row becomes the head
+    load = m.Wire("rr_load")  # the walker's row becomes the head
     m.Assign(load(b["on"] & ~b["restart"] & (~b["valid"] | b["pop"])))
-    m.Assign(rr_step(load & ~b["last"]))
+    m.Assign(rr_step(load & ~last))
     m.Assign(rr_start(b["restart"]))
-    m.Assign(core["dma_raddr"](Mux(load, walk_addr, b["head"])))
+    m.Assign(core["dma_raddr"](Mux(load, walk_addr, head)))
     m.Assign(core["dma_rhalf"](w["st_half"]))
     m.Assign(core["dma_ren"](b["on"] | b["valid"]))
+    b["row"], b["busy"], b["resets"] = core["dma_rrow"], b["valid"], [b["valid"](0)]
+    b["update"] = [If(load)(b["valid"](1), head(walk_addr), b["off"](walk_low), If(last)(b["on"](0)))
+                   .Elif(b["pop"])(b["valid"](0))]
+    return b
+
+
+def _prefetched_reads(c: Ctx, b: dict, walk_addr, walk_low, last, rr_step, rr_start) -> dict:
+    """``row_prefetch`` (:mod:`lego_build.backend.passes.row_prefetch`): the banks' read address is
+    the row walker's register; a row is read ahead (``rr_issue``) whenever the two-row queue has
+    room for it and the one in flight, a take of the head's last beat making room in its own
+    cycle; the row the banks return a cycle later goes into the queue's free entry, and beats are
+    taken from its head. Entries and pointers are registers, so the take reaches the walker's
+    enables only, never the banks."""
+    m, core, row_bits = c.m, c.core, c.hm.out_row_bits
+    fly, n = m.Reg("rr_fly"), m.Reg("rr_n", 2)  # a row in flight (read last cycle); rows queued
+    fly_off = m.Reg("rr_fly_off", LOW)
+    wp, rp = m.Reg("rr_wp"), m.Reg("rr_rp")
+    rows = [m.Reg(f"rr_row{k}", row_bits) for k in (0, 1)]
+    offs = [m.Reg(f"rr_off{k}", LOW) for k in (0, 1)]
+    b["pop"] = m.Wire("rr_pop")
+    full = wire(m, "rr_full", 1, n[1] | (n[0] & fly))  # two rows queued, or one and one in flight
+    issue = wire(m, "rr_issue", 1, b["on"] & ~b["restart"] & (~full | b["pop"]))
+    m.Assign(rr_step(issue & ~last))
+    m.Assign(rr_start(b["restart"]))
+    m.Assign(core["dma_raddr"](walk_addr))
+    m.Assign(core["dma_rhalf"](c.w["st_half"]))
+    m.Assign(core["dma_ren"](b["on"]))
+    b["row"] = wire(m, "rr_head_row", row_bits, Mux(rp, rows[1], rows[0]))
+    b["off"] = wire(m, "rr_head_off", LOW, Mux(rp, offs[1], offs[0]))
+    b["valid"] = wire(m, "rr_valid", 1, n != num(0, 2))
+    b["busy"] = fly | b["valid"]
+    b["resets"] = [fly(0), n(0), wp(0), rp(0)]
+    b["update"] = [
+        fly(issue), If(issue)(fly_off(walk_low), If(last)(b["on"](0))),
+        If(fly)(*[If(wp == num(k, 1))(rows[k](core["dma_rrow"]), offs[k](fly_off)) for k in (0, 1)], wp(~wp)),
+        If(b["pop"])(rp(~rp)),
+        If(fly & ~b["pop"])(n(n + 1)).Elif(~fly & b["pop"])(n(n - 1)),
+    ]
     return b
 
 
@@ -141,7 +186,7 @@ def _beat_data(c: Ctx, t: int, b: dict, adv) -> dict:
     nb = max(1, slot // bb)
     bi = clog2(nb + 1)
     d = {"w_beat": m.Reg("w_beat", bi), "w_in": m.Reg("w_in_burst", 8)}
-    head, head_off = c.core["dma_rrow"], b["off"]
+    head, head_off = b["row"], b["off"]
     if slot >= bb:
         c.unused.append((head_off, LOW))
     elif clog2(bb) < LOW:  # a narrow row's byte lane within the beat: the low address bits only
@@ -205,7 +250,7 @@ def storer(c: Ctx) -> None:
     st_on = m.Reg("st_on_r")
     m.Always(Posedge(c.clk))(
         done(0),
-        If(c.rst)(a["on"](0), a["restart"](0), b["on"](0), b["restart"](0), b["valid"](0), q_n(0), q_wr(0),
+        If(c.rst)(a["on"](0), a["restart"](0), b["on"](0), b["restart"](0), *b["resets"], q_n(0), q_wr(0),
                   q_rd(0), w_beat(0), w_in(0), bursts(0), st_on(0))
         .Else(
             If(w["st_start"])(a["on"](1), a["restart"](1), b["on"](1), b["restart"](1), st_on(1)),
@@ -220,15 +265,13 @@ def storer(c: Ctx) -> None:
             If(~aw_hs & take & wlast)(q_n(q_n - 1)),
             If(aw_hs & ~(b_hs))(bursts(bursts + 1)),
             If(~aw_hs & b_hs)(bursts(bursts - 1)),
-            # bank reads: the head row, held at the banks' read address
-            If(b["load"])(b["valid"](1), b["head"](b["walk_addr"]), b["off"](b["walk_low"]),
-                          If(b["last"])(b["on"](0)))
-            .Elif(b["pop"])(b["valid"](0)),
+            # bank reads: the head row, held at the banks' read address (or read ahead into a queue)
+            *b["update"],
             # write data (taken into the write path)
             If(take)(
                 If(wlast)(w_in(0), q_rd(q_rd + 1)).Else(w_in(w_in + 1)),
                 If(row_last)(w_beat(0)).Else(w_beat(w_beat + 1))),
-            If(st_on & ~a["on"] & ~a["restart"] & ~a["valid"] & ~b["on"] & ~b["restart"] & ~b["valid"]
+            If(st_on & ~a["on"] & ~a["restart"] & ~a["valid"] & ~b["on"] & ~b["restart"] & ~b["busy"]
                & (q_n == num(0, 3)) & (bursts == num(0, 16)) & ~w["st_start"] & ~ors(valids) & ~out_v & ~skid_v)(
                 st_on(0), done(1)),
         ))

@@ -19,7 +19,7 @@ from __future__ import annotations
 from veriloggen import Cat, If, Mux, Posedge
 
 from lego_build.emit.soc.common import ADDR, Ctx, ands, deps, num, ors, pick, wire
-from lego_build.emit.soc.walkers import tile_bounds, walker
+from lego_build.emit.soc.walkers import latched, tile_bounds, walker
 
 
 def _tile_walkers(c: Ctx) -> dict:
@@ -37,7 +37,11 @@ def _tile_walkers(c: Ctx) -> dict:
                                          [(ADDR, r["base"][out_t], r["tile"][out_t])], w["go"], cp_next)
     c.w["ld_bounds"] = tile_bounds(c, ld_idx, "ld")
     c.w["ld_bases"] = ld_bases
-    cp_b = tile_bounds(c, cp_idx, "cp")
+    # registered (issue 45): a compute tile's bounds are read from the cycle after its walker moved
+    # (programmed from the cycle after cp_can, copied at the next accept); from the walker's counters
+    # through the compares into the array's configuration port was the default lego_soc's critical
+    # path on an LFE5U-85F (84.8 MHz)
+    cp_b = [latched(c, f"cp_bound{l}_r", x, cw) for l, x in enumerate(tile_bounds(c, cp_idx, "cp"))]
     outer = deps(c, out_t)  # levels of the output
     acc_now = m.Wire("cp_acc_now")
     m.Assign(acc_now(ors([(cp_idx[l] != num(0, cw)) & ~outer[l] for l in range(lv)])))

@@ -35,7 +35,11 @@ def _tile_walkers(c: Ctx) -> dict:
                                        [(ADDR, r["base"][t], r["tile"][t]) for t in range(nin)], w["go"], ld_next)
     cp_idx, (cp_base,), cp_last = walker(c, "cpw", r["tiles"], cw,
                                          [(ADDR, r["base"][out_t], r["tile"][out_t])], w["go"], cp_next)
-    c.w["ld_bounds"] = tile_bounds(c, ld_idx, "ld")
+    # registered (issue 45), as the compute's below: the load engine restarts two cycles after the
+    # walker moves (ld_done, ld_can, ld_go) and registers its tile's geometry from the bounds a cycle
+    # before that (burst_geometry); from the configuration's tile counts through the compares,
+    # the geometry and its adder was the default lego_soc's critical path on an LFE5U-85F (86.5 MHz)
+    c.w["ld_bounds"] = [latched(c, f"ld_bound{l}_r", x, cw) for l, x in enumerate(tile_bounds(c, ld_idx, "ld"))]
     c.w["ld_bases"] = ld_bases
     # registered (issue 45): a compute tile's bounds are read from the cycle after its walker moved
     # (programmed from the cycle after cp_can, copied at the next accept); from the walker's counters

@@ -28,14 +28,22 @@ def walker(c: Ctx, name: str, lasts: list, cw: int, streams: list, start, step):
     def all_wrap(levels):
         return ands([wrap[l] for l in levels])
 
-    # per level, its enable: the step where every inner level wraps (issue 44: the step, the late
-    # signal, meets the registers' wrap flags in one gate, then fans out to the level's registers)
-    en = [wire(m, f"{name}_en{l}", 1, step & all_wrap(range(l + 1, lv)) if l < lv - 1 else step)
-          for l in range(lv)]
+    # per level, its enable: the step where every inner level wraps, that conjunction a register
+    # of its own (``inner``, kept from the wraps' next values; issue 45: as one gate after another,
+    # the step, the late signal, ran through a chain of them into the outer levels' enables, the
+    # default lego_soc's critical path on an LFE5U-85F, 84.5 MHz), so the step meets it in one gate
+    # and fans out to the level's registers
+    inner = [m.Reg(f"{name}_inner{l}") for l in range(lv - 1)]
+    en = [wire(m, f"{name}_en{l}", 1, step & inner[l] if l < lv - 1 else step) for l in range(lv)]
+    wrap_step = [wire(m, f"{name}_wrap_step{l}", 1, Mux(wrap[l], last_r[l] == num(0, cw), cnt[l] + num(1, cw) ==
+                                                       last_r[l])) for l in range(lv)]
+    wrap_next = [Mux(en[l], wrap_step[l], wrap[l]) for l in range(lv)]
     on_start = [[cnt[l](num(0, cw)), last_r[l](lasts[l]), wrap[l](lasts[l] == num(0, cw))] for l in range(lv)]
-    on_step = [[cnt[l](Mux(wrap[l], num(0, cw), cnt[l] + num(1, cw))),
-                wrap[l](Mux(wrap[l], last_r[l] == num(0, cw), cnt[l] + num(1, cw) == last_r[l]))]
-               for l in range(lv)]
+    on_step = [[cnt[l](Mux(wrap[l], num(0, cw), cnt[l] + num(1, cw))), wrap[l](wrap_step[l])] for l in range(lv)]
+    if inner:
+        m.Always(Posedge(clk))(
+            If(start)(*[inner[l](ands([lasts[k] == num(0, cw) for k in range(l + 1, lv)])) for l in range(lv - 1)])
+            .Else(*[inner[l](ands([wrap_next[k] for k in range(l + 1, lv)])) for l in range(lv - 1)]))
     addrs = []
     for s, (width, base0, strides) in enumerate(streams):
         bases = [m.Reg(f"{name}_b{s}_{l}", width) for l in range(lv)]

@@ -48,11 +48,22 @@ def registers(c: Ctx, s_in: dict, s_out: dict, irq) -> dict:
                  ("arready", ~rvalid), ("rvalid", rvalid), ("rdata", rdata), ("rresp", rresp)):
         m.Assign(s_out[n](v))
     wdata = s_in["wdata"]
-    m.Assign(w["host_cfg_we"](accept & good & (widx >= num(sm.core_base, iw)) & ~busy))
-    m.Assign(w["host_cfg_addr"](widx[0:c.hm.cfg_addr_bits]))
-    m.Assign(w["host_cfg_wdata"](wdata if c.hm.counter_bits == 32 else wdata[0:c.hm.counter_bits]))
+    # the array's configuration writes leave from registers, a cycle after the write is accepted (issue
+    # 45: from the slave's inputs through its decode into the array's configuration registers was the
+    # default lego_soc's critical path on an LFE5U-85F, 87.6 MHz); the host's next write, the start
+    # included, is accepted two cycles after this one at the earliest (bvalid), so it lands first
+    cfg_we, cfg_addr = m.Reg("axil_cfg_we"), m.Reg("axil_cfg_addr", c.hm.cfg_addr_bits)
+    cw = c.hm.counter_bits
+    data_bits = max(cw, 16) if c.hm.ppu else cw  # the PPU's registers take up to 16 bits
+    cfg_wdata = m.Reg("axil_cfg_wdata", data_bits)
+    m.Always(Posedge(c.clk))(
+        If(c.rst)(cfg_we(0)).Else(cfg_we(accept & good & (widx >= num(sm.core_base, iw)) & ~busy)),
+        cfg_addr(widx[0:c.hm.cfg_addr_bits]), cfg_wdata(wdata if data_bits == 32 else wdata[0:data_bits]))
+    m.Assign(w["host_cfg_we"](cfg_we))
+    m.Assign(w["host_cfg_addr"](cfg_addr))
+    m.Assign(w["host_cfg_wdata"](cfg_wdata if data_bits == cw else cfg_wdata[0:cw]))
     if c.hm.ppu:
-        ppu_registers(c, wdata)
+        ppu_registers(c, cfg_wdata)
     writes = [If(widx == num(idx, iw))(reg(wdata if reg.width == 32 else wdata[0:reg.width]))
               for idx, reg in fields(c)]
     m.Always(Posedge(c.clk))(

@@ -83,15 +83,18 @@ def tile_bounds(c: Ctx, idx: list, name: str) -> list:
     return out
 
 
-def geometry(c: Ctx, t: int, bounds: list) -> tuple[list, list, object]:
+def geometry(c: Ctx, name: str, t: int, bounds: list) -> tuple[list, list, object]:
     """Tensor ``t``'s rows of a tile of last trips ``bounds``: per level the last trip its rows
     walk (0 where it does not depend), the same with the run level (rows contiguous in DRAM)
-    folded into the run, and the run's last row."""
+    folded into the run, and the run's last row. Which levels the rows move along and which is
+    the run's follow from the configuration alone, registered (issue 45: the row strides'
+    compares in front of the geometry and its adder were the default lego_soc's critical path on
+    an LFE5U-85F, 93.1 MHz): the host's configuration writes end two cycles before its start."""
     lv, cw = c.hm.levels, c.hm.counter_bits
     slots = sorted({c.sm.slot(t, d) for d in range(ndf(c))})
     slot = num(slots[0], ADDR) if len(slots) == 1 else per_df(c, [num(c.sm.slot(t, d), ADDR) for d in range(ndf(c))])
-    dep = deps(c, t)
-    inner = [c.regs["row"][t][l] == slot for l in range(lv)]
+    dep = [latched(c, f"{name}_dep{t}_{l}", x, 1) for l, x in enumerate(deps(c, t))]
+    inner = [latched(c, f"{name}_run_level{t}_{l}", c.regs["row"][t][l] == slot, 1) for l in range(lv)]
     rows_last = [Mux(dep[l], bounds[l], num(0, cw)) for l in range(lv)]
     runs_last = [Mux(inner[l], num(0, cw), rows_last[l]) for l in range(lv)]
     run_rows = num(0, cw)
@@ -124,7 +127,7 @@ def burst_geometry(c: Ctx, name: str, t_sel, t_bits: int, tensors: list, bounds:
     rows_last, runs_last, beats_shift, sizes, run_rows, hi_last, raw_last = [], [], [], [], [], {}, {}
     for t, k in zip(tensors, fills):
         slot = sm.slot_bytes[t]
-        rl, ul, last = geometry(c, t, bounds)
+        rl, ul, last = geometry(c, name, t, bounds)
         # registered (issue 44): a tile's geometry follows from its bounds and the configuration,
         # which hold for at least a cycle before an engine's walk starts (the sequencer sets the
         # bounds, then the start, then the engine restarts), so the walk reads them off registers

@@ -33,10 +33,11 @@ RUNS = {
                                    "resnet18"),
     "default-4x4-soc-ecp5-85f": (["target.device=ecp5-85f", "arch.onchip_kb=16"], "resnet18"),
     # gemmini_like at 8x8 with its 256 KB would take 224 block RAMs (each of its 64 weight lanes' halves
-    # one), the part has 208: half the banks, split as Gemmini splits them
+    # one), the part has 208; a quarter of the banks, split as Gemmini splits them, takes 180 (a bank per
+    # lane and half, however deep: the same as at half the banks)
     "gemmini_like-8x8-soc-ecp5-85f": (["target.device=ecp5-85f", "arch=gemmini_like", "arch.rows=8",
-                                       "arch.cols=8", "workload=conv2d", "arch.onchip_kb=128",
-                                       "arch.onchip_split={input:48,weight:48,output:32}"], "resnet18"),
+                                       "arch.cols=8", "workload=conv2d", "arch.onchip_kb=64",
+                                       "arch.onchip_split={input:24,weight:24,output:16}"], "resnet18"),
     # the small parts' 2x2 arrays run LeNet (ResNet-18 would take 460 M cycles, 40 minutes in Verilator)
     "default-2x2-array-gw1nr-9": (["target.device=gw1nr-9", "target.fpga_top=array", "arch.rows=2", "arch.cols=2",
                                   "arch.onchip_kb=4"], "lenet"),

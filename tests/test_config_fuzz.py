@@ -7,7 +7,7 @@ simulator is covered by the sim tests). An example may end in a clean error, a
 or in a finished build; anything else is a crash and fails the test.
 
 A valid config of random presets, sizes and settings, and in four examples of ten one
-bad override from a list of 32. 240 examples in two parts, each with a fixed seed. A
+bad override from a list of 32. 300 examples in two parts, each with a fixed seed. A
 valid example is built up to a drawn stage: the analysis (40 %), the mapping (30 %),
 the Verilog (20 %) or the report (10 %); arrays above 16 FUs stop after the mapper
 and match delays greedily (graph, LP and plot time grow with the array, the bugs do not;
@@ -38,7 +38,7 @@ from lego_build.flow.validate import validate  # noqa: E402
 # builds and simulates designs: deselect with -m 'not slow' for a quick run
 pytestmark = pytest.mark.slow
 
-EXAMPLES = 240
+EXAMPLES = 300
 PARTS = 2
 MAX_FULL_FUS = 16
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from veriloggen import Cat, If, Mux, Posedge
 
 from lego_build.emit.soc.common import ADDR, Ctx, ands, deps, num, ors, pick, wire
-from lego_build.emit.soc.walkers import latched, tile_bounds, walker
+from lego_build.emit.soc.walkers import tile_bounds, walker
 
 
 def _tile_walkers(c: Ctx) -> dict:
@@ -35,17 +35,9 @@ def _tile_walkers(c: Ctx) -> dict:
                                        [(ADDR, r["base"][t], r["tile"][t]) for t in range(nin)], w["go"], ld_next)
     cp_idx, (cp_base,), cp_last = walker(c, "cpw", r["tiles"], cw,
                                          [(ADDR, r["base"][out_t], r["tile"][out_t])], w["go"], cp_next)
-    # registered (issue 45), as the compute's below: the load engine restarts two cycles after the
-    # walker moves (ld_done, ld_can, ld_go) and registers its tile's geometry from the bounds a cycle
-    # before that (burst_geometry); from the configuration's tile counts through the compares,
-    # the geometry and its adder was the default lego_soc's critical path on an LFE5U-85F (86.5 MHz)
-    c.w["ld_bounds"] = [latched(c, f"ld_bound{l}_r", x, cw) for l, x in enumerate(tile_bounds(c, ld_idx, "ld"))]
+    c.w["ld_bounds"] = tile_bounds(c, ld_idx, "ld")  # registered
     c.w["ld_bases"] = ld_bases
-    # registered (issue 45): a compute tile's bounds are read from the cycle after its walker moved
-    # (programmed from the cycle after cp_can, copied at the next accept); from the walker's counters
-    # through the compares into the array's configuration port was the default lego_soc's critical
-    # path on an LFE5U-85F (84.8 MHz)
-    cp_b = [latched(c, f"cp_bound{l}_r", x, cw) for l, x in enumerate(tile_bounds(c, cp_idx, "cp"))]
+    cp_b = tile_bounds(c, cp_idx, "cp")
     outer = deps(c, out_t)  # levels of the output
     acc_now = m.Wire("cp_acc_now")
     m.Assign(acc_now(ors([(cp_idx[l] != num(0, cw)) & ~outer[l] for l in range(lv)])))

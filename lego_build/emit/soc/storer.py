@@ -63,16 +63,16 @@ def _bank_reads(c: Ctx, t: int, rows_last: list) -> dict:
         c, "rrw", rows_last, cw,
         [(aw, num(0, aw), r["bank"][t]), (LOW, w["st_base"][0:LOW], [x[0:LOW] for x in r["row"][t]])],
         rr_start, rr_step)
+    m.Assign(rr_start(b["restart"]))
+    m.Assign(core["dma_rhalf"](w["st_half"]))
     if hm.row_prefetch:
-        return _prefetched_reads(c, b, walk_addr, walk_low, last, rr_step, rr_start)
+        return _prefetched_reads(c, b, walk_addr, walk_low, last, rr_step)
     head, b["off"] = m.Reg("rr_head", aw), m.Reg("rr_head_off", LOW)
     b["pop"] = m.Wire("rr_pop")  # the head row's last beat is taken (driven by the write path)
     load = m.Wire("rr_load")  # the walker's row becomes the head
     m.Assign(load(b["on"] & ~b["restart"] & (~b["valid"] | b["pop"])))
     m.Assign(rr_step(load & ~last))
-    m.Assign(rr_start(b["restart"]))
     m.Assign(core["dma_raddr"](Mux(load, walk_addr, head)))
-    m.Assign(core["dma_rhalf"](w["st_half"]))
     m.Assign(core["dma_ren"](b["on"] | b["valid"]))
     b["row"], b["busy"], b["resets"] = core["dma_rrow"], b["valid"], [b["valid"](0)]
     b["update"] = [If(load)(b["valid"](1), head(walk_addr), b["off"](walk_low), If(last)(b["on"](0)))
@@ -80,7 +80,7 @@ def _bank_reads(c: Ctx, t: int, rows_last: list) -> dict:
     return b
 
 
-def _prefetched_reads(c: Ctx, b: dict, walk_addr, walk_low, last, rr_step, rr_start) -> dict:
+def _prefetched_reads(c: Ctx, b: dict, walk_addr, walk_low, last, rr_step) -> dict:
     """``row_prefetch`` (:mod:`lego_build.backend.passes.row_prefetch`): the banks' read address is
     the row walker's register; a row is read ahead (``rr_issue``) whenever the two-row queue has
     room for it and the one in flight, a take of the head's last beat making room in its own
@@ -97,9 +97,7 @@ def _prefetched_reads(c: Ctx, b: dict, walk_addr, walk_low, last, rr_step, rr_st
     full = wire(m, "rr_full", 1, n[1] | (n[0] & fly))  # two rows queued, or one and one in flight
     issue = wire(m, "rr_issue", 1, b["on"] & ~b["restart"] & (~full | b["pop"]))
     m.Assign(rr_step(issue & ~last))
-    m.Assign(rr_start(b["restart"]))
     m.Assign(core["dma_raddr"](walk_addr))
-    m.Assign(core["dma_rhalf"](c.w["st_half"]))
     m.Assign(core["dma_ren"](b["on"]))
     b["row"] = wire(m, "rr_head_row", row_bits, Mux(rp, rows[1], rows[0]))
     b["off"] = wire(m, "rr_head_off", LOW, Mux(rp, offs[1], offs[0]))

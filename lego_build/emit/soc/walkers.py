@@ -73,13 +73,19 @@ def latched(c: Ctx, name: str, expr, width: int):
 
 
 def tile_bounds(c: Ctx, idx: list, name: str) -> list:
-    """Per level, the last trip index of the tile at tile index ``idx``: the remainder for a last tile."""
-    r = c.regs
+    """Per level, the last trip index of the tile at tile index ``idx`` (the remainder for a last
+    tile), registered: a cycle after the walker's move (issue 45). The sequencer reads a tile's
+    bounds two cycles after its walker moves at the earliest (a load: ld_done, ld_can, then
+    ld_go, whose engine registers its geometry from them; a compute tile: programmed from the
+    cycle after cp_can); from the walkers' counters and the configuration's tile counts through
+    the compares into the load geometry's adder, and into the array's configuration port, were
+    the default lego_soc's critical paths on an LFE5U-85F (84.8 and 86.5 MHz)."""
+    r, cw = c.regs, c.hm.counter_bits
     out = []
     for l in range(c.hm.levels):
-        b = c.m.Wire(f"{name}_bound{l}", c.hm.counter_bits)
+        b = c.m.Wire(f"{name}_bound{l}", cw)
         c.m.Assign(b(Mux(idx[l] == r["tiles"][l], r["rem"][l], r["full"][l])))
-        out.append(b)
+        out.append(latched(c, f"{name}_bound{l}_r", b, cw))
     return out
 
 

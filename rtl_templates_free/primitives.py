@@ -359,6 +359,11 @@ def _requant_relu(m: Module, x, width: int, mode, scale, shift):
 
 #: register stages of :func:`mk_ppu_lane_pipe`: partial products, their sum rounded, shifted, saturated
 PPU_LANE_STAGES = 4
+#: a memory system's PPU on its write path: the lane's stages and two registers behind the activation
+#: table's read (issue 45: on an FPGA the table is a block RAM; Yosys merges the first register into
+#: its read port, whose data then comes 5.8 ns after the clock on an LFE5U-85F, and the second keeps
+#: that off the next path)
+PPU_STAGES = PPU_LANE_STAGES + 2
 
 
 def _dsp_product(m: Module, name: str, a, a_bits: int, a_signed: bool, b, b_bits: int, b_signed: bool,

@@ -143,7 +143,7 @@ def test_a_store_shares_the_channel_with_the_loads_reads_first():
     store1 = store0 + alone  # tile 1 drained at 331, before store 0 ended
     fin2 = store0 + 1 + 100  # tile 2 waits for store 0 to free its output half
     assert store0 == 444
-    assert three["cycles"] == max(fin2 + 1, store1) + alone + 1 == 691
+    assert three["cycles"] == max(fin2 + 1, store1) + alone + 1 == 695
 
 
 def test_an_input_half_is_refilled_after_the_last_read_not_the_drain():

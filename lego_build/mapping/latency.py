@@ -52,7 +52,7 @@ from lego_build.ir.mapping import Mapping
 from lego_build.ir.soc import MemSys, SocMap
 from lego_build.ir.workload import Kernel
 from lego_build.mapping.sim_tile import fit_tile, strides
-from rtl_templates_free.primitives import PPU_LANE_STAGES
+from rtl_templates_free.primitives import PPU_STAGES
 
 MAX_BURST = 256
 #: a run's first burst goes out from the address channel's burst register, a cycle after the walker
@@ -65,8 +65,8 @@ STORE_EXTRA = 5  # the store engine's start (2 cycles), the last write response 
 #: (lego_build.emit.soc.storer._bank_reads), a beat waiting for both
 STORE_DATA = 2 + ISSUE
 #: a beat's cycles from its take to AXI W: the storer's write path (lego_build.emit.soc.storer.W_PATH:
-#: its first stage, the PPU's pipelined lanes, the output register), issue 44
-WRITE_PATH = 1 + PPU_LANE_STAGES + 1
+#: its first stage, the PPU's pipelined lanes and table registers, the output register), issues 44, 45
+WRITE_PATH = 1 + PPU_STAGES + 1
 
 
 @dataclass(frozen=True)

@@ -117,8 +117,8 @@ def asic_lines(a: dict) -> list[str]:
                 f"multipliers, {pl['bits']:,} bits{area}, {pl['cycles']} cycle(s) of the array's "
                 f"{pl['array_latency']}-cycle latency (balanced by the delay-matching LP, counted by the latency "
                 "model); in the memory system (in its area above): the storer's beat multiplexer, the PPU lanes' "
-                f"{PPU_LANE_STAGES} stages and AXI W registered (with a skid register), the AXI addresses from burst "
-                "registers, the walkers' geometry in registers."]
+                f"{PPU_LANE_STAGES} stages, the activation table's output register and AXI W registered (with a "
+                "skid register), the AXI addresses from burst registers, the walkers' geometry in registers."]
     out += pnr.lines(a.get("pnr"))
     if a.get("scaled"):
         out += ["", "Scaled to other nodes by classical scaling (an estimate, not a measurement: `scaled` in "

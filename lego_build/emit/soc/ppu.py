@@ -57,22 +57,28 @@ def ppu_lanes(c: Ctx, name: str, values: list, out_bits: int, en) -> list:
     return out
 
 
-def ppu_tables(c: Ctx, name: str, lanes: list, out_bits: int, word_bits: int) -> list:
+def ppu_tables(c: Ctx, name: str, lanes: list, out_bits: int, word_bits: int, en) -> list:
     """The lanes' words through their copies of the activation table when ``mode`` bit 2 is set
     (:func:`rtl_templates_free.mk_table`: one read port each, as a table macro has; every copy
-    takes every write), each sign-extended to ``word_bits``."""
+    takes every write), the table's read and the lane's word through two registers (loaded when
+    ``en``, the last of :data:`rtl_templates_free.primitives.PPU_STAGES`: on an FPGA the table is a
+    block RAM whose read data comes late), the choice between them after; each sign-extended to
+    ``word_bits``. A design without a PPU delays its words as many stages."""
     m, hm = c.m, c.hm
     out = []
     for i, v in enumerate(lanes):
-        y = v
         if hm.ppu:
             regs, tw = c.w["ppu"], c.w["ppu_table"]
             looked = m.Wire(f"{name}_looked{i}", 8)
             m.Instance(StubModule(mk_table(*PPU_TABLE).name), f"u_{name}_table{i}", ports=[
                 ("clk", c.clk), ("we", tw["we"]), ("waddr", tw["waddr"]), ("wdata", tw["wdata"]), ("raddr", v[0:8]),
                 ("rdata", looked)])
-            y = Mux(regs["mode"][2], Cat(Repeat(looked[7], out_bits - 8), looked), v) if out_bits > 8 else \
-                Mux(regs["mode"][2], looked, v)
+            looked_r = staged(c, f"{name}_looked{i}", looked, 8, 2, en)[-1]
+            v_r = staged(c, f"{name}_post{i}", v, out_bits, 2, en)[-1]
+            y = Mux(regs["mode"][2], Cat(Repeat(looked_r[7], out_bits - 8), looked_r), v_r) if out_bits > 8 else \
+                Mux(regs["mode"][2], looked_r, v_r)
             y = wire(m, f"{name}_post{i}", out_bits, y)
+        else:
+            y = staged(c, f"{name}_post{i}", v, out_bits, 2, en)[-1]
         out.append(Cat(Repeat(y[out_bits - 1], word_bits - out_bits), y) if word_bits > out_bits else y)
     return out

@@ -4,10 +4,10 @@ The address channel (:func:`_address_side`) walks the output tile's runs, bursts
 beats and 4 KB boundaries, their lengths queued for WLAST; the bank side
 (:func:`_bank_reads`) holds the head row at the output half's read address, the next row's
 read issued with the head's last beat; the data side (:func:`_beat_data`) takes each beat's
-words into a write path of ``PPU_LANE_STAGES + 2`` register stages (the latency model's
+words into a write path of ``PPU_STAGES + 2`` register stages (the latency model's
 ``WRITE_PATH``, issue 44: the beat multiplexer's registers, the PPU's pipelined lanes,
-:func:`lego_build.emit.soc.ppu.ppu_lanes`, and their tables into the output register that drives
-AXI W), a stall-all pipeline that moves whenever the skid register beside its output register is
+:func:`lego_build.emit.soc.ppu.ppu_lanes`, their tables' registered reads, the output register that
+drives AXI W), a stall-all pipeline that moves whenever the skid register beside its output register is
 empty (the output register takes from the skid first; issue 45), so
 a layer's results reach memory post-processed at one beat a cycle, rows of one beat included;
 they stay one word each, sign-extended. One AXI ID (0); an
@@ -21,7 +21,7 @@ from lego_build.emit.soc.common import ADDR, Ctx, ndf, num, ors, per_df, pick, t
 from lego_build.emit.soc.ppu import ppu_lanes, ppu_tables, staged
 from lego_build.emit.soc.walkers import burst_channel, burst_geometry, walker
 from lego_build.ir.host import clog2
-from rtl_templates_free.primitives import PPU_LANE_STAGES
+from rtl_templates_free.primitives import PPU_STAGES
 
 LOW = 12  # the DRAM address bits a narrow row's byte lane is taken from
 QUEUE = 4  # burst lengths the address channel may run ahead of the data
@@ -147,9 +147,9 @@ def _wide_beat(c: Ctx, t: int, values: list, w_beat, bi: int, adv) -> tuple:
     if any(pads):  # a padding beat: zero data, its flag along the pipeline
         z1 = m.Reg("w_s1_zero")
         loads.append(z1(~(w_beat < per_df(c, [num(r, bi) for r in reals]))))
-        zero = staged(c, "w_zero", z1, 1, PPU_LANE_STAGES, adv)[-1]
+        zero = staged(c, "w_zero", z1, 1, PPU_STAGES, adv)[-1]
     m.Always(Posedge(c.clk))(If(adv)(*loads))
-    words = ppu_tables(c, "w", ppu_lanes(c, "w", first, ob, adv), ob, wb * 8)
+    words = ppu_tables(c, "w", ppu_lanes(c, "w", first, ob, adv), ob, wb * 8, adv)
     used = Cat(*reversed(words))
     pad_bits = bw - len(words) * wb * 8
     data = Cat(num(0, pad_bits), used) if pad_bits else used
@@ -168,8 +168,8 @@ def _narrow_beat(c: Ctx, t: int, values: list, head_off, adv) -> tuple:
     first = [m.Reg(f"w_s1_lane{i}", ob) for i in range(len(values))]
     off1 = m.Reg("w_s1_off", clog2(bb))
     m.Always(Posedge(c.clk))(If(adv)(*[r(x) for r, x in zip(first, values)], off1(head_off[0:clog2(bb)])))
-    off = staged(c, "w_off", off1, clog2(bb), PPU_LANE_STAGES, adv)[-1]
-    words = ppu_tables(c, "w", ppu_lanes(c, "w", first, ob, adv), ob, wb * 8)
+    off = staged(c, "w_off", off1, clog2(bb), PPU_STAGES, adv)[-1]
+    words = ppu_tables(c, "w", ppu_lanes(c, "w", first, ob, adv), ob, wb * 8, adv)
     pad = slot * 8 - sm.lanes[t] * wb * 8
     row_bytes = wire(m, "w_row_bytes", slot * 8, Cat(*([num(0, pad)] if pad else []), *reversed(words)))
     beat = Cat(num(0, bw - slot * 8), row_bytes) << Cat(off, num(0, 3))
@@ -219,8 +219,8 @@ def storer(c: Ctx) -> None:
     wlast = wire(m, "w_last", 1, w_in == pick(q_rd, 2, q))
     take = wire(m, "w_take", 1, adv & b["valid"] & (q_n != num(0, 3)))
     v1, last1 = m.Reg("w_s1_valid"), m.Reg("w_s1_last")
-    valids = [v1, *staged(c, "w_valid", v1, 1, PPU_LANE_STAGES, adv, reset=True)]
-    last_end = staged(c, "w_last", last1, 1, PPU_LANE_STAGES, adv)[-1]
+    valids = [v1, *staged(c, "w_valid", v1, 1, PPU_STAGES, adv, reset=True)]
+    last_end = staged(c, "w_last", last1, 1, PPU_STAGES, adv)[-1]
     outs = [(m.Reg(f"w_{p}_data", c.sm.bus_bits), m.Reg(f"w_{p}_strb", c.sm.bus_bytes), m.Reg(f"w_{p}_last"))
             for p in ("out", "skid")]
     (out_data, out_strb, out_last), skid = outs

@@ -27,8 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lego_build.backend.interface import fill
+from lego_build.backend.passes.pipelined_rmw import forwards
 from lego_build.config.schema import ASIC_TOPS
 from lego_build.errors import ConfigError, StageError
+from lego_build.runtime.artifacts import read_artifact
 from lego_build.runtime.tools import Tool
 from lego_build.sim.verilator import VERILATOR
 from lego_build.targets.base import Product, Target
@@ -203,9 +205,23 @@ def _critical(report: dict) -> dict | None:
             "logic_ns": round(logic, 3), "routing_ns": round(routing, 3)}
 
 
-def implement(rtl: Path, part: Part, top: str, mhz: float, seed: int, keep: Path) -> dict:
+#: Yosys emulates a read that returns the old word while the other port writes its address (the
+#: Verilog's meaning; block RAMs leave it undefined across ports) with a bypass register and a
+#: multiplexer behind the read data: on an LFE5U-85F 54 flip-flops and 45 LUTs per input bank, and
+#: the default ``lego_soc``'s worst path (issue 45). A design whose output banks' read-modify-write
+#: is pipelined (:func:`lego_build.backend.passes.pipelined_rmw.forwards`) needs it nowhere: a DMA
+#: fills an input half after the array's last read of it (``rfin``,
+#: :mod:`lego_build.emit.soc.sequencer`), the host writes banks and activation tables between
+#: layers, the storer reads the output half the array no longer writes, and the pipelined
+#: read-modify-write forwards the sum of the write its read meets
+#: (:func:`rtl_templates_free.primitives.mk_rmw_pipe`, ``hit2``); Yosys is told so.
+NO_RW_CHECK = "-no-rw-check"
+
+
+def implement(rtl: Path, part: Part, top: str, mhz: float, seed: int, keep: Path, no_rw_check: bool = False) -> dict:
     """Synthesis, place and route, and the bitstream of ``top`` in ``rtl`` for ``part``; the logs
-    and nextpnr's report go to ``keep`` (:data:`KEPT`), the bitstream beside them."""
+    and nextpnr's report go to ``keep`` (:data:`KEPT`), the bitstream beside them. ``no_rw_check``:
+    no read needs the old word of a write in its cycle (:data:`NO_RW_CHECK`)."""
     files, _ = rtl_sources(rtl)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="lego_build-fpga-") as tmp:
@@ -214,9 +230,9 @@ def implement(rtl: Path, part: Part, top: str, mhz: float, seed: int, keep: Path
             shutil.copy(rtl / f, work / f)
         (work / f"{NAME}.v").write_text(wrapper(rtl / f"{top}.v", top))
         print(f"simulate: fpga: synthesising {top} for {part.device} (yosys synth_{part.family}) ...", flush=True)
-        _run([YOSYS.path(), "-q", "-l", "synth.log", "-p",
-              f"read_verilog {' '.join(files)} {NAME}.v; synth_{part.family} -top {NAME} -json netlist.json"],
-             work, "yosys synthesis")
+        no_rw = f" {NO_RW_CHECK}" if no_rw_check else ""
+        _run([YOSYS.path(), "-q", "-l", "synth.log", "-p", f"read_verilog {' '.join(files)} {NAME}.v; "
+              f"synth_{part.family}{no_rw} -top {NAME} -json netlist.json"], work, "yosys synthesis")
         family, bitstream = FAMILIES[part.family], f"{top}.{FAMILIES[part.family].suffix}"
         pins = []
         if part.pins:  # the wrapper's pins where the part's flow must have them placed
@@ -274,7 +290,8 @@ def run(cfg, design_dir: Path, inputs):
     result = {**simulate(cfg, design_dir, inputs), "target": cfg.target.flow}
     part = part_of(cfg)
     checked["fpga"] = f = implement(design_dir / "rtl", part, ASIC_TOPS[cfg.target.fpga_top], cfg.arch.clock_mhz,
-                                    cfg.target.seed, design_dir / "sim" / "fpga")
+                                    cfg.target.seed, design_dir / "sim" / "fpga",
+                                    forwards(read_artifact(design_dir, "dag.json")))
     used = ", ".join(f"{v['used']:,} {LABELS[k]}" for k, v in f["resources"].items() if k != "ios")
     print(f"simulate: fpga ({part.device}): {used}; post-route Fmax {f['fmax_mhz']} MHz; {f['wall_s']} s")
     return finish({**result, "products": checked}, design_dir)

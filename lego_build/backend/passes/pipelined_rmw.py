@@ -33,4 +33,11 @@ def run(dag: DAG, cfg: OptimizerConf) -> DAG:
     return replace(dag, nodes=nodes, passes=dag.passes + ("pipelined_rmw",))
 
 
+def forwards(dag: DAG) -> bool:
+    """Whether every output bank's read-modify-write is this pass's, which forwards the sums of
+    the writes its read meets instead of relying on the bank to return the old word when a read
+    and a write of one address share a cycle (the one-cycle form of folded banks does rely on it)."""
+    return "pipelined_rmw" in dag.passes and all(n.latency == PIPELINED_WRITE for n in dag.nodes if n.kind == "write")
+
+
 PASS = Pass("pipelined_rmw", requires=("codegen",), provides=("pipelined_rmw",), run=run, before=("schedule",))

@@ -251,14 +251,15 @@ def mk_rmw(bits: int) -> Module:
 def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
     """An output bank's read-modify-write over two halves in three cycles, for FPGA block RAM
     (:mod:`lego_build.backend.passes.pipelined_rmw`): a request (``we``, ``addr``, ``data``) reads
-    the bank in its cycle A; in B the read word of the half it writes (``half``, with ``acc``,
-    both given in B) is registered; in C ``wdata = acc ? word + data : data`` goes to ``w_addr``
+    the bank in its cycle A; in B both halves' read words are registered (each block RAM's output
+    straight into a flip-flop, issue 45) with the half it writes (``half``, with ``acc``, both
+    given in B); in C ``wdata = acc ? word + data : data`` goes to ``w_addr``
     of the half it writes, where ``w_we<half>`` (each half's enable a flip-flop of its own: no
     gate between it and write ports far across an FPGA). The bank's slow clock-to-output ends at
     that register instead of running through the adder into the write port. A request reads
-    before the two requests ahead of it have written (the bank returns the old word when it reads
-    and writes one address in one cycle), so C takes their sums instead where they wrote its
-    address and half: the last write's first. The matches are found in B, against what is then in
+    before the two requests ahead of it have written (a read that meets a write of its address
+    returns the old word, or on an FPGA block RAM an undefined one), so C takes their sums instead
+    where they wrote its address and half: the last write's first. The matches are found in B, against what is then in
     C and what C wrote, so in C the select of the three words runs from flip-flops alone."""
     m = Module(f"lego_rmw_pipe_w{bits}_a{addr_bits}")
     clk = m.Input("clk")
@@ -269,15 +270,16 @@ def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
     w_we, w_half = m.Reg("w_we"), m.Reg("w_half")
     wdata = m.Output("wdata", bits)
     we_b, addr_b, data_b = m.Reg("we_b"), m.Reg("addr_b", addr_bits), m.Reg("data_b", bits)
-    data_c, acc_c, word_c = m.Reg("data_c", bits), m.Reg("acc_c"), m.Reg("word_c", bits)
+    data_c, acc_c = m.Reg("data_c", bits), m.Reg("acc_c")
+    word0_c, word1_c = m.Reg("word0_c", bits), m.Reg("word1_c", bits)
     we1, addr1, half1, sum1 = m.Reg("we1"), m.Reg("addr1", addr_bits), m.Reg("half1"), m.Reg("sum1", bits)
     sum2, hit1, hit2 = m.Reg("sum2", bits), m.Reg("hit1"), m.Reg("hit2")
     old = m.Wire("old", bits)
-    m.Assign(old(Mux(hit1, sum1, Mux(hit2, sum2, word_c))))
+    m.Assign(old(Mux(hit1, sum1, Mux(hit2, sum2, Mux(w_half, word1_c, word0_c)))))
     m.Assign(wdata(Mux(acc_c, old + data_c, data_c)))
     m.Always(Posedge(clk))(
         we_b(we), addr_b(addr), data_b(data),
-        w_we(we_b), w_addr(addr_b), w_half(half), data_c(data_b), acc_c(acc), word_c(Mux(half, rd1, rd0)),
+        w_we(we_b), w_addr(addr_b), w_half(half), data_c(data_b), acc_c(acc), word0_c(rd0), word1_c(rd1),
         w_we0(we_b & ~half), w_we1(we_b & half),
         hit1(w_we & (w_addr == addr_b) & (w_half == half)),
         hit2(we1 & (addr1 == addr_b) & (half1 == half)),

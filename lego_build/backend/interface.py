@@ -35,7 +35,8 @@ Ports of ``lego_top`` (all synchronous to ``clk``, ``rst`` active high):
   ``dma_row`` holds ``fill`` rows and ``dma_mask`` says which: slot ``j`` is the row whose
   bank address is ``j`` modulo the tensor's rows per write, at or after ``dma_addr``
   (:func:`rtl_templates_free.primitives.mk_bank_rows`). ``dma_ren, dma_rhalf, dma_raddr ->
-  dma_rrow`` read a whole output row one cycle later. The host ports write and read the halves the array uses.
+  dma_rrow`` read a whole output row one cycle later (with ``row_prefetch`` both halves' rows,
+  half 1's in the upper bits, the memory system choosing). The host ports write and read the halves the array uses.
 * Addresses on every port are a lane's *logical* address: where a dataflow folds idle banks
   onto a used lane (:mod:`lego_build.ir.fold`; ``BufferSpec.logical_bits`` wide), the low bits
   pick the bank of the lane's group under the running dataflow (``df_reg``, so it is written

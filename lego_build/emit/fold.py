@@ -237,6 +237,12 @@ def fold_output(c: Banks, out_rdata: list, dma_words: list) -> None:
     for u, n in writes.items():
         for name, half, slice_q, into in ((f"{n.name}_rdata", p["out_half"], rd_slice, out_rdata),
                                           (f"{n.name}_dma_word", p["dma_rhalf"], dma_slice, dma_words)):
+            if into is dma_words and hm.row_prefetch:  # each half's word (lego_build.emit.top._read_path)
+                pair = tuple(m.Wire(f"{name}{h}", buf.bits) for h in (0, 1))
+                for h in (0, 1):
+                    m.Assign(pair[h](_lane_word(role, u, lambda j, h=h: halves[(j, h)], slice_q, c)))
+                into.append((u, pair))
+                continue
             w = m.Wire(name, buf.bits)
             m.Assign(w(_lane_word(role, u, lambda j, half=half: Mux(half, halves[(j, 1)], halves[(j, 0)]),
                                   slice_q, c)))

@@ -73,11 +73,15 @@ def _pipelined(t, n: Node) -> None:
 
 
 def _read_words(t, n: Node, lane: int, halves: list) -> None:
-    """The lane's word for the host's reads and for the DMA's, each from the half it reads."""
+    """The lane's word for the host's reads and for the DMA's, each from the half it reads (with
+    ``row_prefetch`` the DMA's choice is the memory system's: both halves' words)."""
     m, p, bits = t.m, t.port, halves[0].width
     rdata = m.Wire(f"{n.name}_rdata", bits)
     m.Assign(rdata(Mux(p["out_half"], halves[1], halves[0])))
     t.out_rdata.append((lane, rdata))
+    if t.hm.row_prefetch:
+        t.dma_words.append((lane, tuple(halves)))
+        return
     word = m.Wire(f"{n.name}_dma_word", bits)  # named: one row of 1024 lanes is one long line
     m.Assign(word(Mux(p["dma_rhalf"], halves[1], halves[0])))
     t.dma_words.append((lane, word))

@@ -51,7 +51,8 @@ def _ports(m: Module, hm: HostMap) -> dict:
             ("dma_row", hm.fill * hm.in_row_bits, False),  # ``fill`` rows, slot j for bank address j mod rows
             ("dma_mask", hm.fill if hm.fill > 1 else 0, False),  # no port for one row per write
             ("dma_raddr", hm.addr_bits, False), ("dma_rhalf", None, False), ("dma_ren", None, False),
-            ("dma_rrow", hm.out_row_bits, True)):
+            # with ``row_prefetch`` both halves' rows, half 1's above (:func:`_read_path`)
+            ("dma_rrow", hm.out_row_bits * (2 if hm.row_prefetch else 1), True)):
         args = (name,) if width is None else (name, width)
         p[name] = None if width == 0 else m.Output(*args) if out else m.Input(*args)
     return p
@@ -96,7 +97,8 @@ class _Top:
     write_addr: dict = field(default_factory=dict)  # per input tensor: the DMA's or the host's write address
     write_mask: dict = field(default_factory=dict)  # per input tensor of several rows per write: the sub-banks written
     out_rdata: list = field(default_factory=list)  # (lane, the output bank's word the host reads)
-    dma_words: list = field(default_factory=list)  # (lane, the output bank's word the DMA reads)
+    #: (lane, the output bank's word the DMA reads; with ``row_prefetch`` each half's, a pair)
+    dma_words: list = field(default_factory=list)
 
     @property
     def in_index(self) -> dict[str, int]:
@@ -406,7 +408,10 @@ def _read_path(t: _Top, ppu: dict) -> None:
     read (through the PPU, one more cycle, when the design has one)."""
     m, hm, p = t.m, t.hm, t.port
     t.dma_words.sort(key=lambda x: x[0])
-    m.Assign(p["dma_rrow"](Cat(*[w for _, w in reversed(t.dma_words)])))
+    if hm.row_prefetch:  # each bank's word straight to the memory system's flip-flops, the half chosen there
+        m.Assign(p["dma_rrow"](Cat(*[w[h] for h in (1, 0) for _, w in reversed(t.dma_words)])))
+    else:
+        m.Assign(p["dma_rrow"](Cat(*[w for _, w in reversed(t.dma_words)])))
     g = m.GenerateIf(p["HOST"], "g_host_read")
     rd_lane_q = g.Reg("rd_lane_q", hm.lane_bits)
     g.Always(Posedge(p["clk"]))(rd_lane_q(p["rd_lane"]))

@@ -14,8 +14,10 @@ exists because lego_mnicoc's 16 x 16 would keep 16,384 of them, an ASIC's cost, 
 The first row reaches the queue a cycle later than it reached the head in place, the cycle its first
 burst's address takes to be handshaken anyway (a beat is taken only once its burst's length is
 queued, :data:`lego_build.mapping.latency.STORE_DATA`): the cycles are the in-place engine's, and
-tests/test_emit_outbank.py holds the latency model to them. The array is not changed: the memory
-system reads that this pass ran (``HostMap.row_prefetch``).
+tests/test_emit_outbank.py holds the latency model to them. The array's row port carries both
+halves' rows, so that each block RAM's output goes straight into the queue's flip-flops and the
+half is chosen behind them (the multiplexer in front of them was the next worst path, issue 45);
+the memory system reads that this pass ran (``HostMap.row_prefetch``).
 """
 from __future__ import annotations
 

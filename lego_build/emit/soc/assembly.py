@@ -57,7 +57,7 @@ def mk_soc(hm: HostMap, sm: SocMap) -> tuple[Module, list[Module]]:
         ("dma_tensor", hm.tensor_bits),
         ("dma_addr", aw), ("dma_row", hm.fill * hm.in_row_bits), *([("dma_mask", hm.fill)] if hm.fill > 1 else []),
         ("dma_raddr", aw), ("dma_rhalf", 1), ("dma_ren", 1),
-        ("dma_rrow", hm.out_row_bits), ("rd_data", hm.out_bits))}
+        ("dma_rrow", hm.out_row_bits * (2 if hm.row_prefetch else 1)), ("rd_data", hm.out_bits))}
     tied = [("host_we", num(0, 1)), ("host_tensor", num(0, hm.tensor_bits)), ("host_lane", num(0, hm.lane_bits)),
             ("host_addr", num(0, aw)), ("host_wdata", num(0, hm.operand_bits)), ("rd_lane", num(0, hm.lane_bits)),
             ("rd_addr", num(0, aw))]

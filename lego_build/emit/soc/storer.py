@@ -84,10 +84,11 @@ def _prefetched_reads(c: Ctx, b: dict, walk_addr, walk_low, last, rr_step) -> di
     """``row_prefetch`` (:mod:`lego_build.backend.passes.row_prefetch`): the banks' read address is
     the row walker's register; a row is read ahead (``rr_issue``) whenever the two-row queue has
     room for it and the one in flight, a take of the head's last beat making room in its own
-    cycle; the row the banks return a cycle later goes into the queue's free entry, and beats are
-    taken from its head. Entries and pointers are registers, so the take reaches the walker's
-    enables only, never the banks."""
-    m, core, row_bits = c.m, c.core, c.hm.out_row_bits
+    cycle; the row the banks return a cycle later goes into the queue's free entry, both halves'
+    words (each block RAM's output straight into a flip-flop), and beats are taken from its head,
+    the store's half chosen there. Entries and pointers are registers, so the take reaches the
+    walker's enables only, never the banks."""
+    m, core, row_bits = c.m, c.core, 2 * c.hm.out_row_bits
     fly, n = m.Reg("rr_fly"), m.Reg("rr_n", 2)  # a row in flight (read last cycle); rows queued
     fly_off = m.Reg("rr_fly_off", LOW)
     wp, rp = m.Reg("rr_wp"), m.Reg("rr_rp")
@@ -99,7 +100,9 @@ def _prefetched_reads(c: Ctx, b: dict, walk_addr, walk_low, last, rr_step) -> di
     m.Assign(rr_step(issue & ~last))
     m.Assign(core["dma_raddr"](walk_addr))
     m.Assign(core["dma_ren"](b["on"]))
-    b["row"] = wire(m, "rr_head_row", row_bits, Mux(rp, rows[1], rows[0]))
+    head = wire(m, "rr_head_rows", row_bits, Mux(rp, rows[1], rows[0]))
+    half = row_bits // 2
+    b["row"] = wire(m, "rr_head_row", half, Mux(c.w["st_half"], head[half:row_bits], head[0:half]))
     b["off"] = wire(m, "rr_head_off", LOW, Mux(rp, offs[1], offs[0]))
     b["valid"] = wire(m, "rr_valid", 1, n != num(0, 2))
     b["busy"] = fly | b["valid"]

@@ -253,14 +253,15 @@ def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
     (:mod:`lego_build.backend.passes.pipelined_rmw`): a request (``we``, ``addr``, ``data``) reads
     the bank in its cycle A; in B both halves' read words are registered (each block RAM's output
     straight into a flip-flop, issue 45) with the half it writes (``half``, with ``acc``, both
-    given in B); in C ``wdata = acc ? word + data : data`` goes to ``w_addr``
-    of the half it writes, where ``w_we<half>`` (each half's enable a flip-flop of its own: no
-    gate between it and write ports far across an FPGA). The bank's slow clock-to-output ends at
-    that register instead of running through the adder into the write port. A request reads
-    before the two requests ahead of it have written (a read that meets a write of its address
-    returns the old word, or on an FPGA block RAM an undefined one), so C takes their sums instead
-    where they wrote its address and half: the last write's first. The matches are found in B, against what is then in
-    C and what C wrote, so in C the select of the three words runs from flip-flops alone."""
+    given in B); in C ``wdata = (acc ? word : 0) + data`` goes to ``w_addr`` of the half it
+    writes, where ``w_we<half>`` (each half's enable a flip-flop of its own: no gate between it and
+    write ports far across an FPGA). The bank's slow clock-to-output ends at that register instead
+    of running through the adder into the write port. A request reads before the two requests
+    ahead of it have written (a read that meets a write of its address returns the old word, or on
+    an FPGA block RAM an undefined one), so C takes their sums instead where they wrote its
+    address and half: the last write's first. The matches are found in B, against what is then in
+    C and what C wrote, and become one-hot selects of C's four words (none without ``acc``): in C
+    flip-flops, an AND-OR of the words and the adder, into the write port."""
     m = Module(f"lego_rmw_pipe_w{bits}_a{addr_bits}")
     clk = m.Input("clk")
     we, addr, data = m.Input("we"), m.Input("addr", addr_bits), m.Input("data", bits)
@@ -270,22 +271,34 @@ def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
     w_we, w_half = m.Reg("w_we"), m.Reg("w_half")
     wdata = m.Output("wdata", bits)
     we_b, addr_b, data_b = m.Reg("we_b"), m.Reg("addr_b", addr_bits), m.Reg("data_b", bits)
-    data_c, acc_c = m.Reg("data_c", bits), m.Reg("acc_c")
+    data_c = m.Reg("data_c", bits)
     word0_c, word1_c = m.Reg("word0_c", bits), m.Reg("word1_c", bits)
     we1, addr1, half1, sum1 = m.Reg("we1"), m.Reg("addr1", addr_bits), m.Reg("half1"), m.Reg("sum1", bits)
-    sum2, hit1, hit2 = m.Reg("sum2", bits), m.Reg("hit1"), m.Reg("hit2")
+    sum2 = m.Reg("sum2", bits)
+    # C's one-hot selects: the last write's sum, the one before it, the word read from half 0 or 1
+    picks = [m.Reg(f"pick_{n}") for n in ("sum1", "sum2", "word0", "word1")]
+    hit1 = w_we & (w_addr == addr_b) & (w_half == half)
+    hit2 = we1 & (addr1 == addr_b) & (half1 == half)
     old = m.Wire("old", bits)
-    m.Assign(old(Mux(hit1, sum1, Mux(hit2, sum2, Mux(w_half, word1_c, word0_c)))))
-    m.Assign(wdata(Mux(acc_c, old + data_c, data_c)))
+    m.Assign(old(_ors([Repeat(pk, bits) & v for pk, v in zip(picks, (sum1, sum2, word0_c, word1_c))])))
+    m.Assign(wdata(old + data_c))
     m.Always(Posedge(clk))(
         we_b(we), addr_b(addr), data_b(data),
-        w_we(we_b), w_addr(addr_b), w_half(half), data_c(data_b), acc_c(acc), word0_c(rd0), word1_c(rd1),
+        w_we(we_b), w_addr(addr_b), w_half(half), data_c(data_b), word0_c(rd0), word1_c(rd1),
         w_we0(we_b & ~half), w_we1(we_b & half),
-        hit1(w_we & (w_addr == addr_b) & (w_half == half)),
-        hit2(we1 & (addr1 == addr_b) & (half1 == half)),
+        picks[0](acc & hit1), picks[1](acc & ~hit1 & hit2),
+        picks[2](acc & ~hit1 & ~hit2 & ~half), picks[3](acc & ~hit1 & ~hit2 & half),
         we1(w_we), addr1(w_addr), half1(w_half), sum1(wdata), sum2(sum1),
     )
     return m
+
+
+def _ors(terms: list):
+    """The OR of ``terms`` (at least one)."""
+    out = terms[0]
+    for t in terms[1:]:
+        out = out | t
+    return out
 
 
 MAC_LATENCY = 2  # mk_mac: product, then accumulate

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lego_build import ConfigError, compose, run_all
+from lego_build.backend.passes.pipelined_rmw import forwards
 from lego_build.runtime.artifacts import read_artifact
 from lego_build.targets import fpga
 from lego_build.targets.fpga_parts import PARTS, bram_blocks, fit
@@ -22,33 +23,45 @@ README = next(line.split("  #")[0].split()[2:] for line in (Path(__file__).paren
               .splitlines() if line.startswith("doit build target=fpga"))
 
 
+def two_overrides() -> list[str]:
+    return ["target=fpga", "target.device=gw1nr-9", "arch.rows=2", "arch.cols=2", "arch.onchip_kb=4"]
+
+
 def test_the_default_design_is_refused_with_the_block_rams_it_needs_and_a_small_one_fits():
-    """576 KB of banks take 320 block RAMs of 18 Kbit (issue 45 counted 320 DP16KD in Yosys's
-    netlist): no ECP5 part holds them, and the message names the banks that would fit (256 KB,
-    halving); the same array with 16 KB of banks fits the 85F (32:
-    each input lane's halves split in two sub-banks of 341 x 8 bits, one block each; the
-    42-word output banks in LUT RAM), and a 16x16 array's 256 multipliers need more than the
-    85F's 156. gemmini_like at 8x8 needs a block for each of its 64 weight lanes' halves."""
-    with pytest.raises(ConfigError, match=r"^target.device=ecp5-85f: .* needs at least 320 block RAMs, the part has "
+    """576 KB of banks take 288 block RAMs of 18 Kbit (issue 45 counted 320 DP16KD in Yosys's
+    netlist with each input half a memory of its own; merged_halves puts both in one): no ECP5
+    part holds them, and the message names the banks that would fit (256 KB, halving); the same
+    array with 16 KB of banks fits the 85F (48: each input lane's halves in one memory of 2 x 1024
+    words split in two sub-banks, one block each; the 42-word output banks in block RAM, whose
+    reads never need the old word of a write: fpga.NO_RW_CHECK), and a 16x16 array's 256
+    multipliers need more than the 85F's 156. gemmini_like at 8x8 needs a block for each of its
+    64 weight lanes."""
+    with pytest.raises(ConfigError, match=r"^target.device=ecp5-85f: .* needs at least 288 block RAMs, the part has "
                                           r"208; make it fit with arch.onchip_kb=256$"):
         fpga.check(compose(["target=fpga"]))
-    with pytest.raises(ConfigError, match=r"needs at least 96 block RAMs, the part has 26; parts that hold it: "
+    with pytest.raises(ConfigError, match=r"needs at least 80 block RAMs, the part has 26; parts that hold it: "
                                           r"ecp5-45f, ecp5-85f; or make it fit with arch.onchip_kb=32$"):
         fpga.check(compose(["target=fpga", "target.device=gw1nr-9", "arch.rows=2", "arch.cols=2"]))
     assert fpga.needs(compose(["target=fpga", "arch.onchip_kb=256"]), PARTS["ecp5-85f"])["brams"] <= 208
     small = compose(["target=fpga", "arch.onchip_kb=16"])
-    assert fpga.needs(small, PARTS["ecp5-85f"]) == {"brams": 32, "lutrams": 768, "dsps": 16}
+    assert fpga.needs(small, PARTS["ecp5-85f"]) == {"brams": 48, "lutrams": 0, "dsps": 16}
     gemmini = compose(["target=fpga", "arch=gemmini_like", "arch.rows=8", "arch.cols=8", "workload=conv2d"])
-    assert fpga.needs(gemmini, PARTS["ecp5-85f"])["brams"] == 224
-    # LUT RAM runs out too (Yosys chooses by cost, not by what is left): the 4x4's 64 small banks
-    # take 640 of the GW1NR-9's 270 blocks (nextpnr: "no BELs remaining ... RAM16SDP4"); the 2x2
-    # takes 192, as its place and route reports
+    assert fpga.needs(gemmini, PARTS["ecp5-85f"])["brams"] == 160
+    # LUT RAM runs out too (Yosys chooses by cost, not by what is left): with optimizer=lego (each
+    # half a memory, reads that must see the old word) the 4x4's 64 small banks take 640 of the
+    # GW1NR-9's 270 blocks (nextpnr: "no BELs remaining ... RAM16SDP4"); the 2x2 takes 192, as its
+    # place and route reported
     with pytest.raises(ConfigError, match=r"needs at least 640 LUT RAM blocks \(16 x 4 bits\), the part has 270; "
                                           r"parts that hold it: ecp5-25f, ecp5-45f, ecp5-85f$"):
-        fpga.check(compose(["target=fpga", "target.device=gw1nr-9", "arch.onchip_kb=4"]))
-    two = compose(["target=fpga", "target.device=gw1nr-9", "arch.rows=2", "arch.cols=2", "arch.onchip_kb=4"])
-    assert fpga.needs(two, PARTS["gw1nr-9"]) == {"brams": 8, "lutrams": 192, "dsps": 4}
-    assert bram_blocks(PARTS["ecp5-85f"], 8, 256) == 0 and bram_blocks(PARTS["ice40-hx8k"], 8, 256) == 1
+        fpga.check(compose(["target=fpga", "target.device=gw1nr-9", "arch.onchip_kb=4", "optimizer=lego"]))
+    two = compose(two_overrides())
+    assert fpga.needs(two, PARTS["gw1nr-9"]) == {"brams": 12, "lutrams": 0, "dsps": 4}
+    assert fpga.needs(compose([*two_overrides(), "optimizer=lego"]), PARTS["gw1nr-9"]) == \
+        {"brams": 8, "lutrams": 192, "dsps": 4}
+    # a 256 x 8 table: block RAM (as Yosys maps the PPU's); a 42-word output bank: LUT RAM unless
+    # no read needs the old word of a write in its cycle
+    assert bram_blocks(PARTS["ecp5-85f"], 8, 256) == 1 and bram_blocks(PARTS["ice40-hx8k"], 8, 256) == 1
+    assert bram_blocks(PARTS["ecp5-85f"], 32, 42) == 0 and bram_blocks(PARTS["ecp5-85f"], 32, 42, True) == 1
     assert bram_blocks(PARTS["ecp5-85f"], 32, 1024) == 2 and bram_blocks(PARTS["ecp5-85f"], 8, 3072) == 2
     with pytest.raises(ConfigError, match="needs at least 256 18x18 multipliers, the part has 156; no listed part"):
         fit(PARTS["ecp5-85f"], {"brams": 10, "dsps": 256}, "a 16x16 array")
@@ -90,7 +103,9 @@ def test_the_readme_example_builds_a_bitstream_on_ecp5_with_banks_in_block_ram_a
     f = result.products["fpga"]
     assert result.status == "pass" and result.mismatches == 0 and result.products["lint"] == "clean"
     assert f["dsps"] == 4 and f["resources"]["ios"]["used"] == 5
-    assert f["brams"] == fpga.needs(cfg, PARTS["ecp5-25f"])["brams"] == 8
+    # the two inputs' 2 lanes, both halves in one block RAM each (merged_halves), and the 8 output
+    # halves of 42 x 32 bits in block RAM (in LUT RAM when a read meeting a write needed the old word)
+    assert f["brams"] == fpga.needs(cfg, PARTS["ecp5-25f"])["brams"] == 12
     assert 0 < f["luts"] < 24_288 and 0 < f["ffs"] and 20 < f["fmax_mhz"] < 500 and not f["met"]
     report = json.loads((tmp_path / "sim" / "fpga" / "report.json").read_text())["utilization"]
     part = PARTS["ecp5-25f"]
@@ -138,5 +153,5 @@ def test_the_same_array_builds_a_bitstream_for_an_ice40_without_multipliers(tmp_
     assert 10 < f["fmax_mhz"] < 500 and (tmp_path / f["bitstream"]).stat().st_size > 100_000
     # seeded: the same netlist placed and routed again gives the same bitstream and Fmax
     again = fpga.implement(tmp_path / "rtl", PARTS["ice40-hx8k"], "lego_top", cfg.arch.clock_mhz, cfg.target.seed,
-                           tmp_path / "again")
+                           tmp_path / "again", forwards(read_artifact(tmp_path, "dag.json")))
     assert again["bitstream_sha256"] == f["bitstream_sha256"] and again["fmax_mhz"] == f["fmax_mhz"]

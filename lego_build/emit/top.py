@@ -184,7 +184,8 @@ def _tags(t: _Top) -> None:
         """``value`` captured when a run starts, then delayed one cycle per register down to
         the deepest of the ``ports`` that use it (each chain ends where its last user is)."""
         users = [n for n in dag.nodes if n.kind == ports and (ports == "write" or n.spec(PortSpec).tensor == name)]
-        deepest = max(t.when[n.name] + (1 - n.latency if ports == "write" else 0) for n in users)
+        deepest = max(t.when[n.name] + (1 - n.latency if ports == "write" else
+                                        -n.latency if _merged(dag, name) else 0) for n in users)
         regs = [m.Reg(f"tag_{name}", 1)]
         m.Always(Posedge(p["clk"]))(If(accept)(regs[0](value)))
         for k in range(1, deepest + 1):
@@ -229,8 +230,10 @@ def _read(t: _Top, n: Node) -> None:
                           j * hm.in_row_bits + lane * hm.operand_bits + buf.bits] for j in range(k)]
     if buf.tensor not in t.write_addr:
         _write_port(t, buf.tensor, k)
-    halves = []
     ih = p["in_half"][ti] if len(hm.input_tensors) > 1 else p["in_half"]
+    if _merged(t.dag, buf.tensor):
+        return _merged_read(t, n, ih, sel, dsel, words, k)
+    halves = []
     for h in (0, 1):
         mine = ih if h else ~ih
         dma_mine = p["dma_half"] if h else ~p["dma_half"]
@@ -247,6 +250,38 @@ def _read(t: _Top, n: Node) -> None:
             ("raddr", t.bank_addr(t.inp[(n.name, "addr")], buf)), ("rdata", rdata),
         ])
     m.Assign(t.signal[(n.name, "data")](Mux(t.tag_in[buf.tensor][t.when[n.name]], halves[1], halves[0])))
+
+
+def _merged(dag: DAG, tensor: str) -> bool:
+    """Whether ``tensor``'s banks hold both halves in one memory: ``merged_halves`` ran and they do
+    not fold (:mod:`lego_build.backend.passes.merged_halves`)."""
+    buf = dag.buffer(tensor)
+    return "merged_halves" in dag.passes and buf.role == "in" and buf.logical_bits == buf.addr_bits
+
+
+def _merged_read(t: _Top, n: Node, ih, sel, dsel, words: list, k: int) -> None:
+    """``merged_halves`` (:mod:`lego_build.backend.passes.merged_halves`): the two halves one memory
+    of twice the depth, each half a power of two deep, the half its address's top bit: the read's
+    the run's tag at its address's cycle (``L_v`` before its word), the write's the DMA's half or
+    the host's (``in_half``); the word leaves the memory with no choice behind it."""
+    m, p = t.m, t.port
+    buf = t.dag.buffer(n.spec(PortSpec).tensor)
+    lane = n.spec(PortSpec).lane
+    at = t.when[n.name] - n.latency
+    assert at >= 0, (n.name, t.when[n.name], n.latency)
+    depth = 2 << buf.addr_bits  # both halves, each as deep as its address reaches
+    whalf = Mux(p["dma_wsel"], p["dma_half"], ih)
+    we = (p["host_we"] & sel) | dsel
+    outreg = n.latency > 1
+    bank = mk_bank(buf.bits, depth, outreg) if k == 1 else mk_bank_rows(buf.bits, depth, k, outreg)
+    m.Instance(t.use(bank), f"u_bank_{buf.tensor}_{lane}", ports=[
+        ("clk", p["clk"]), ("we", we if k == 1 else Repeat(we, k) & t.write_mask[buf.tensor]),
+        ("waddr", Cat(whalf, t.bank_addr(t.write_addr[buf.tensor], buf))),
+        ("wdata", Mux(p["dma_wsel"], words[0], p["host_wdata"]) if k == 1 else
+         Cat(*reversed([Mux(p["dma_wsel"], w, p["host_wdata"][0:buf.bits]) for w in words]))),
+        ("raddr", Cat(t.tag_in[buf.tensor][at], t.bank_addr(t.inp[(n.name, "addr")], buf))),
+        ("rdata", t.signal[(n.name, "data")]),
+    ])
 
 
 def _pin(t: _Top, n: Node) -> None:

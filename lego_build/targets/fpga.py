@@ -102,7 +102,9 @@ def memories(cfg) -> list[tuple[int, int, int]]:
     """The banks of the array graph the build will make
     (:func:`lego_build.frontend.adg_build.build_adg` on the workload's reference kernel), as
     (count, width, depth): per tensor, each lane's two halves, an input's split into the
-    sub-banks one AXI beat fills (:func:`lego_build.backend.interface.fill`)."""
+    sub-banks one AXI beat fills (:func:`lego_build.backend.interface.fill`); with
+    ``merged_halves`` an input that does not fold has one memory per lane, both halves in it,
+    each as deep as its address reaches (:mod:`lego_build.backend.passes.merged_halves`)."""
     from lego_build.analysis.from_config import workload_from_config
     from lego_build.analysis.lowering import reference_kernel
     from lego_build.frontend.adg_build import build_adg
@@ -115,12 +117,15 @@ def memories(cfg) -> list[tuple[int, int, int]]:
         return []
     adg = build_adg(kernel, cfg.arch)
     word = pow2(-(-max(n.bits for n in adg.nets if n.role == "in") // 8))
+    merged = "merged_halves" in cfg.optimizer.passes
     out = []
     for n in adg.nets:
-        depth = adg.depth(n.tensor)
-        k = fill(len(n.ports), word, depth, cfg.arch.memsys.axi_data_bits, bool(fold_bits(n.packs))) \
-            if n.role == "in" else 1
-        out.append((2 * len(n.ports) * k, n.bits, depth // k))
+        depth, folds = adg.depth(n.tensor), bool(fold_bits(n.packs))
+        k = fill(len(n.ports), word, depth, cfg.arch.memsys.axi_data_bits, folds) if n.role == "in" else 1
+        if merged and n.role == "in" and not folds:
+            out.append((len(n.ports) * k, n.bits, (2 << max(1, (depth - 1).bit_length())) // k))
+        else:
+            out.append((2 * len(n.ports) * k, n.bits, depth // k))
     return out
 
 
@@ -133,7 +138,9 @@ def needs(cfg, part: Part, mems: list | None = None) -> dict[str, int]:
     mems = memories(cfg) if mems is None else mems
     if not mems:
         return {}
-    per_mem = [(count, bram_blocks(part, width, depth), lutram_blocks(width, depth)) for count, width, depth in mems]
+    no_rw = "pipelined_rmw" in cfg.optimizer.passes  # NO_RW_CHECK, as pipelined_rmw.forwards decides it
+    per_mem = [(count, bram_blocks(part, width, depth, no_rw), lutram_blocks(width, depth))
+               for count, width, depth in mems]
     out = {"brams": sum(c * b for c, b, _ in per_mem)}
     if part.lutrams:
         out["lutrams"] = sum(c * lut for c, b, lut in per_mem if not b)

@@ -64,6 +64,11 @@ LUT_RAM = {"ecp5": True, "gowin": True, "ice40": False}
 #: Yosys's costs in ``memory_libmap`` (share/lattice/brams_16kd.txt, lutrams_trellis.txt; gowin/):
 #: a block RAM, and a 16 x 4 LUT RAM; the cheaper mapping wins, LUT RAM on a tie
 BRAM_COST, LUT_RAM_COST = 128, 4
+#: what else Yosys counts, as measured on ECP5 (``synth_ecp5`` of single banks, 4-32 bits by 8-256
+#: words, with and without ``-no-rw-check``): per bit of a LUT RAM's word, one for each 16-word
+#: row of blocks past the first (the read multiplexer); per bit of a block RAM's word, two for the
+#: bypass that makes a read meeting a write return the old word, unless the flow says none needs it
+LUT_RAM_MUX, BRAM_READ_FIRST = 1, 2
 
 
 def lutram_blocks(width: int, depth: int) -> int:
@@ -71,15 +76,16 @@ def lutram_blocks(width: int, depth: int) -> int:
     return -(-depth // 16) * -(-width // 4)
 
 
-def bram_blocks(part: Part, width: int, depth: int) -> int:
+def bram_blocks(part: Part, width: int, depth: int, no_rw_check: bool = False) -> int:
     """The block RAMs one memory of ``depth`` words of ``width`` bits takes on ``part``: its
     cheapest tiling by one of the family's shapes, or none where LUT RAM costs Yosys no more
-    (a 256 x 8 activation table, a 42-word output bank: :func:`lutram_blocks` instead). Yosys
-    chooses by cost alone, not by what is left, so a part's LUT RAM can run out (the GW1NR-9 has
-    270 blocks)."""
+    (:data:`LUT_RAM_MUX`, :data:`BRAM_READ_FIRST`; a 42-word output bank, unless ``no_rw_check``:
+    :func:`lutram_blocks` instead). Yosys chooses by cost alone, not by what is left, so a part's
+    LUT RAM can run out (the GW1NR-9 has 270 blocks)."""
     blocks = min(-(-width // w) * -(-depth // d) for w, d in BRAM_SHAPES[part.family])
-    return 0 if LUT_RAM[part.family] and LUT_RAM_COST * lutram_blocks(width, depth) <= BRAM_COST * blocks \
-        else blocks
+    lut = LUT_RAM_COST * lutram_blocks(width, depth) + LUT_RAM_MUX * width * (-(-depth // 16) - 1)
+    bram = BRAM_COST * blocks + (0 if no_rw_check else BRAM_READ_FIRST * width)
+    return 0 if LUT_RAM[part.family] and lut <= bram else blocks
 
 
 def fit(part: Part, needs: dict[str, int], what: str, needs_on=None, remedies: dict[str, str] | None = None) -> None:

@@ -30,11 +30,11 @@ class Pass:
     before: tuple[str, ...] = ()
 
 
-#: every built-in pass in canonical order (``mac_fusion``, ``registered_reads``, ``pipelined_rmw`` and
-#: ``row_prefetch`` are for FPGA targets: ``optimizer=fpga``)
+#: every built-in pass in canonical order (``mac_fusion``, ``registered_reads``, ``pipelined_rmw``,
+#: ``row_prefetch`` and ``merged_halves`` are for FPGA targets: ``optimizer=fpga``)
 ORDER: tuple[str, ...] = ("reduction_tree", "pin_reuse", "mac_fusion", "registered_reads", "pipelined_rmw",
-                          "row_prefetch", "fifo_sizing", "bitwidth", "delay_matching", "broadcast_rewiring",
-                          "power_gating", "delay_elaboration")
+                          "row_prefetch", "merged_halves", "fifo_sizing", "bitwidth", "delay_matching",
+                          "broadcast_rewiring", "power_gating", "delay_elaboration")
 
 PASSES: Registry[Pass] = Registry("lego_build.passes", "optimizer.passes",
                                   {name: f"lego_build.backend.passes.{name}:PASS" for name in ORDER})

@@ -1,7 +1,9 @@
 """emit/outbank.py and the FPGA back end (optimizer=fpga: registered bank reads, the pipelined
-read-modify-write, MAC fusion): whole layers through the memory system, every output compared,
-cycles against the latency model. The read-modify-write's forwarding is exercised on its own,
-back to back, in tests/test_rtl_templates.py."""
+read-modify-write, MAC fusion, an input bank's halves in one memory): whole layers through the
+memory system, every output compared, cycles against the latency model. The read-modify-write's
+forwarding is exercised on its own, back to back, in tests/test_rtl_templates.py."""
+import re
+
 import pytest
 
 from lego_build import compose, run_all
@@ -35,4 +37,11 @@ def test_the_fpga_back_end_runs_whole_layers_bit_exactly(tmp_path, name):
     assert {n.latency for n in dag.nodes if n.kind == "read"} == {2}
     folded = name.startswith("folded")
     assert {n.latency for n in dag.nodes if n.kind == "write"} == ({0} if folded else {1})
-    assert ("lego_rmw_pipe" in (tmp_path / "rtl" / "lego_top.v").read_text()) != folded
+    top = (tmp_path / "rtl" / "lego_top.v").read_text()
+    assert ("lego_rmw_pipe" in top) != folded
+    # merged_halves: an input lane's halves are one memory unless its banks fold; outputs keep two
+    halves = set(re.findall(r"\bu_bank_([A-Za-z]+)_0_h1\b", top))
+    whole = set(re.findall(r"\bu_bank_([A-Za-z]+)_0\n", top))
+    ins = {b.tensor for b in dag.buffers if b.role == "in"}
+    (out,) = {b.tensor for b in dag.buffers if b.role == "out"}
+    assert out in halves and (halves, whole) == (({out} | ins, set()) if folded else ({out}, ins))

@@ -32,9 +32,9 @@ RUNS = {
     "default-4x4-array-ecp5-85f": (["target.device=ecp5-85f", "target.fpga_top=array", "arch.onchip_kb=16"],
                                    "resnet18"),
     "default-4x4-soc-ecp5-85f": (["target.device=ecp5-85f", "arch.onchip_kb=16"], "resnet18"),
-    # gemmini_like at 8x8 with its 256 KB would take 224 block RAMs (each of its 64 weight lanes' halves
-    # one), the part has 208; a quarter of the banks, split as Gemmini splits them, takes 180 (a bank per
-    # lane and half, however deep: the same as at half the banks)
+    # gemmini_like at 8x8: a quarter of its 256 KB of banks, split as Gemmini splits them (each of its 64
+    # weight lanes a block RAM however shallow: 100 block RAMs with both halves in one, merged_halves;
+    # 180 with a block RAM per half)
     "gemmini_like-8x8-soc-ecp5-85f": (["target.device=ecp5-85f", "arch=gemmini_like", "arch.rows=8",
                                        "arch.cols=8", "workload=conv2d", "arch.onchip_kb=64",
                                        "arch.onchip_split={input:24,weight:24,output:16}"], "resnet18"),

@@ -9,16 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
+from veriloggen import Cat, If, Int, Module, Mux, Posedge, StubModule
 from veriloggen.core import vtypes
 
 from lego_build.backend.interface import HostMap, host_map
 from lego_build.emit.ctrl import mk_ctrl
 from lego_build.emit.fold import Banks, df_is, fold_input, fold_output
+from lego_build.emit.inbank import merged, read_port
 from lego_build.emit.outbank import write_port
 from lego_build.fulang.kinds import FUS
 from lego_build.ir.dag import DAG, DelaySpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, Node, PortSpec
-from rtl_templates_free import mk_acc, mk_add, mk_bank, mk_bank_rows, mk_fifo, mk_mac, mk_ppu, mk_table
+from rtl_templates_free import mk_acc, mk_add, mk_fifo, mk_mac, mk_ppu, mk_table
 from rtl_templates_free.primitives import MAC_LATENCY, PPU_TABLE
 
 #: node kinds whose signals the controller drives (:func:`lego_build.emit.ctrl.mk_ctrl`): no instance of their own
@@ -185,7 +186,7 @@ def _tags(t: _Top) -> None:
         the deepest of the ``ports`` that use it (each chain ends where its last user is)."""
         users = [n for n in dag.nodes if n.kind == ports and (ports == "write" or n.spec(PortSpec).tensor == name)]
         deepest = max(t.when[n.name] + (1 - n.latency if ports == "write" else
-                                        -n.latency if _merged(dag, name) else 0) for n in users)
+                                        -n.latency if merged(dag, name) else 0) for n in users)
         regs = [m.Reg(f"tag_{name}", 1)]
         m.Always(Posedge(p["clk"]))(If(accept)(regs[0](value)))
         for k in range(1, deepest + 1):
@@ -198,90 +199,6 @@ def _tags(t: _Top) -> None:
                 for name, i in t.in_index.items()}
     t.tag_out = tag_chain("out_half", p["out_half"], "write")
     t.tag_acc = tag_chain("acc", p["acc"], "write")
-
-
-def _write_port(t: _Top, tensor: str, k: int) -> None:
-    """An input tensor's bank write address (the DMA's or the host's) and, for ``k`` rows per
-    write, which sub-banks a write fills: the DMA's rows, or the host word's."""
-    m, p = t.m, t.port
-    t.write_addr[tensor] = m.Wire(f"bank_waddr_{tensor}", t.hm.addr_bits)
-    m.Assign(t.write_addr[tensor](Mux(p["dma_wsel"], p["dma_addr"], p["host_addr"])))
-    if k > 1:
-        lk = k.bit_length() - 1
-        onehot = Cat(*reversed([p["host_addr"][0:lk] == Int(j, lk, base=10) for j in range(k)]))
-        t.write_mask[tensor] = m.Wire(f"bank_wmask_{tensor}", k)
-        m.Assign(t.write_mask[tensor](Mux(p["dma_wsel"], p["dma_mask"][0:k], onehot)))
-
-
-def _read(t: _Top, n: Node) -> None:
-    """An input bank port: two halves (ping-pong: the array reads its half of the tensor while
-    the DMA fills the other), written by the DMA's rows or the host's words. The word leaves at
-    the node's ``D_v``, ``L_v`` cycles after its address: 2 registers it in the bank
-    (:mod:`~lego_build.backend.passes.registered_reads`)."""
-    m, hm, p = t.m, t.hm, t.port
-    port = n.spec(PortSpec)
-    buf, lane = t.dag.buffer(port.tensor), port.lane
-    ti = t.in_index[buf.tensor]
-    index = Int(ti, hm.tensor_bits, base=10)
-    sel = (p["host_tensor"] == index) & (p["host_lane"] == Int(lane, hm.lane_bits, base=10))
-    dsel = p["dma_we"] & (p["dma_tensor"] == index)
-    k = hm.rows_of(ti)
-    words = [p["dma_row"][j * hm.in_row_bits + lane * hm.operand_bits:
-                          j * hm.in_row_bits + lane * hm.operand_bits + buf.bits] for j in range(k)]
-    if buf.tensor not in t.write_addr:
-        _write_port(t, buf.tensor, k)
-    ih = p["in_half"][ti] if len(hm.input_tensors) > 1 else p["in_half"]
-    if _merged(t.dag, buf.tensor):
-        return _merged_read(t, n, ih, sel, dsel, words, k)
-    halves = []
-    for h in (0, 1):
-        mine = ih if h else ~ih
-        dma_mine = p["dma_half"] if h else ~p["dma_half"]
-        rdata = m.Wire(f"{n.name}_rdata{h}", buf.bits)
-        halves.append(rdata)
-        we = (p["host_we"] & sel & mine) | (dsel & dma_mine)
-        outreg = n.latency > 1
-        bank = mk_bank(buf.bits, buf.depth, outreg) if k == 1 else mk_bank_rows(buf.bits, buf.depth, k, outreg)
-        m.Instance(t.use(bank), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
-            ("clk", p["clk"]), ("we", we if k == 1 else Repeat(we, k) & t.write_mask[buf.tensor]),
-            ("waddr", t.bank_addr(t.write_addr[buf.tensor], buf)),
-            ("wdata", Mux(p["dma_wsel"], words[0], p["host_wdata"]) if k == 1 else
-             Cat(*reversed([Mux(p["dma_wsel"], w, p["host_wdata"][0:buf.bits]) for w in words]))),
-            ("raddr", t.bank_addr(t.inp[(n.name, "addr")], buf)), ("rdata", rdata),
-        ])
-    m.Assign(t.signal[(n.name, "data")](Mux(t.tag_in[buf.tensor][t.when[n.name]], halves[1], halves[0])))
-
-
-def _merged(dag: DAG, tensor: str) -> bool:
-    """Whether ``tensor``'s banks hold both halves in one memory: ``merged_halves`` ran and they do
-    not fold (:mod:`lego_build.backend.passes.merged_halves`)."""
-    buf = dag.buffer(tensor)
-    return "merged_halves" in dag.passes and buf.role == "in" and buf.logical_bits == buf.addr_bits
-
-
-def _merged_read(t: _Top, n: Node, ih, sel, dsel, words: list, k: int) -> None:
-    """``merged_halves`` (:mod:`lego_build.backend.passes.merged_halves`): the two halves one memory
-    of twice the depth, each half a power of two deep, the half its address's top bit: the read's
-    the run's tag at its address's cycle (``L_v`` before its word), the write's the DMA's half or
-    the host's (``in_half``); the word leaves the memory with no choice behind it."""
-    m, p = t.m, t.port
-    buf = t.dag.buffer(n.spec(PortSpec).tensor)
-    lane = n.spec(PortSpec).lane
-    at = t.when[n.name] - n.latency
-    assert at >= 0, (n.name, t.when[n.name], n.latency)
-    depth = 2 << buf.addr_bits  # both halves, each as deep as its address reaches
-    whalf = Mux(p["dma_wsel"], p["dma_half"], ih)
-    we = (p["host_we"] & sel) | dsel
-    outreg = n.latency > 1
-    bank = mk_bank(buf.bits, depth, outreg) if k == 1 else mk_bank_rows(buf.bits, depth, k, outreg)
-    m.Instance(t.use(bank), f"u_bank_{buf.tensor}_{lane}", ports=[
-        ("clk", p["clk"]), ("we", we if k == 1 else Repeat(we, k) & t.write_mask[buf.tensor]),
-        ("waddr", Cat(whalf, t.bank_addr(t.write_addr[buf.tensor], buf))),
-        ("wdata", Mux(p["dma_wsel"], words[0], p["host_wdata"]) if k == 1 else
-         Cat(*reversed([Mux(p["dma_wsel"], w, p["host_wdata"][0:buf.bits]) for w in words]))),
-        ("raddr", Cat(t.tag_in[buf.tensor][at], t.bank_addr(t.inp[(n.name, "addr")], buf))),
-        ("rdata", t.signal[(n.name, "data")]),
-    ])
 
 
 def _pin(t: _Top, n: Node) -> None:
@@ -398,7 +315,7 @@ class NodeKind:
 
 #: the emitter of each node kind that has one (the others: :data:`CONTROLLER_KINDS`)
 NODE_KINDS: dict[str, NodeKind] = {
-    "read": NodeKind("data", _read), "pin": NodeKind("out", _pin), "mul": NodeKind("p", _mul),
+    "read": NodeKind("data", read_port), "pin": NodeKind("out", _pin), "mul": NodeKind("p", _mul),
     "add": NodeKind("s", _add), "acc": NodeKind("y", _acc), "mac": NodeKind("y", _mac), "mux": NodeKind("out", _mux),
     "gate": NodeKind("out", _gate), "delay": NodeKind("out", _delay), "fifo": NodeKind("out", _fifo),
     "pick": NodeKind("out", _pick), "write": NodeKind(None, write_port),

@@ -7,7 +7,9 @@ stays quiet.
 """
 from __future__ import annotations
 
+from functools import reduce
 from math import ceil, log2
+from operator import or_
 
 from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
 
@@ -280,7 +282,7 @@ def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
     hit1 = w_we & (w_addr == addr_b) & (w_half == half)
     hit2 = we1 & (addr1 == addr_b) & (half1 == half)
     old = m.Wire("old", bits)
-    m.Assign(old(_ors([Repeat(pk, bits) & v for pk, v in zip(picks, (sum1, sum2, word0_c, word1_c))])))
+    m.Assign(old(reduce(or_, [Repeat(pk, bits) & v for pk, v in zip(picks, (sum1, sum2, word0_c, word1_c))])))
     m.Assign(wdata(old + data_c))
     m.Always(Posedge(clk))(
         we_b(we), addr_b(addr), data_b(data),
@@ -291,14 +293,6 @@ def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
         we1(w_we), addr1(w_addr), half1(w_half), sum1(wdata), sum2(sum1),
     )
     return m
-
-
-def _ors(terms: list):
-    """The OR of ``terms`` (at least one)."""
-    out = terms[0]
-    for t in terms[1:]:
-        out = out | t
-    return out
 
 
 MAC_LATENCY = 2  # mk_mac: product, then accumulate

@@ -3,8 +3,9 @@ simulation both use it): the layer's own loop nest, clipped to fit.
 
 A tile keeps the layer's index maps and tensor extents and shrinks iteration
 bounds, so it computes a corner of the real layer (padding included). Bounds are
-halved, largest trip count first, until every tensor fits one bank
-(``buffer_depth`` words) and the run takes at most ``max_steps`` time steps. Tensor
+halved, largest trip count first among the loops a tensor that does not fit depends on,
+until every tensor fits one bank (``buffer_depth`` words) and the run takes at most
+``max_steps`` time steps. Tensor
 shapes are then cut to the window of elements the tile touches (:func:`window`), so
 test data stays as small as the tile, wherever in the layer it lies.
 """
@@ -59,11 +60,17 @@ def fit_tile(kernel: Kernel, mapping: Mapping, depth, max_steps: int,
     while True:
         tile = replace(kernel, dims=tuple(Dim(d.name, bounds[d.name]) for d in kernel.dims))
         tm = _mapping_for(tile, order, spatial)
-        if tm.steps <= max_steps and all(tm.footprint(tile, t.name) <= words(t.name) for t in tile.tensors):
+        over = [t.name for t in tile.tensors if tm.footprint(tile, t.name) > words(t.name)]
+        if tm.steps <= max_steps and not over:
             return tile, tm
-        # halve the loop with the most trips (ties: the later dim, i.e. inner loops first)
         trips = {lp.dim: lp.bound for lp in tm.temporal}
-        dim = max(reversed(order), key=lambda d: trips[d])
+        # halve, among the loops an overflowing tensor depends on (any loop when only the steps are too
+        # many), the one with the most trips (ties: the later dim, i.e. inner loops first): halving a loop
+        # the tensor does not index shrinks the run, not its footprint (issue 44: an output bank of 42 words
+        # had lego_mnicoc's 1x1 layers' input channels cut from 256 to 4, each accumulation 4 steps long)
+        levels = {lv for t in over for lv in tm.tensor_levels(tile, t)} if over else range(len(order))
+        dims = [tm.temporal[lv].dim for lv in sorted(levels)] or list(order)
+        dim = max(reversed(dims), key=lambda d: trips[d])
         if trips[dim] == 1:
             raise ValueError("even a single time step does not fit")
         bounds[dim] = max(1, extent.get(dim, 1) * (-(-trips[dim] // 2)) if dim in extent else -(-bounds[dim] // 2))

@@ -32,6 +32,7 @@ from lego_build.errors import StageError
 from lego_build.fulang.kinds import FUS
 from lego_build.ir.adg import ADG, TensorNet
 from lego_build.ir.dag import DAG, BufferSpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, Node, PortSpec, TensorSpec
+from lego_build.ir.outshare import depth_factor
 
 #: primitive latencies L_v (pipeline registers inside the primitive). A multiplier's is 2 (issue 44):
 #: its operands registered, then its product. The bank read (a macro's access time, about 1.7 ns for
@@ -159,8 +160,8 @@ def build_dag(adg: ADG) -> DAG:
     if shifts and max(lk.fifo for n in inputs for lk in n.links if lk.kind == "delay") > adg.d_t:
         raise StageError(f"a delay link needs a FIFO deeper than arch.d_t={adg.d_t}")
     buffers = tuple(
-        BufferSpec(n.tensor, n.role, n.bits, len(n.ports), adg.depth(n.tensor), addr_bits(adg.depth(n.tensor)),
-                   n.packs)
+        BufferSpec(n.tensor, n.role, n.bits, len(n.ports), adg.depth(n.tensor) * depth_factor(n.lanes),
+                   addr_bits(adg.depth(n.tensor) * depth_factor(n.lanes)), n.packs, n.lanes)
         for n in adg.nets
     )
     aw = max(b.logical_bits for b in buffers)  # the address generators' width (folded banks' slices included)

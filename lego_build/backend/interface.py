@@ -52,6 +52,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from lego_build.ir import outshare
 from lego_build.ir.dag import DAG
 from lego_build.ir.host import HostMap, clog2
 from lego_build.ir.soc import SocMap, pow2
@@ -117,8 +118,19 @@ def host_map(dag: DAG, bus_bits: int = 0) -> HostMap:
         dsp="mac_fusion" in dag.passes,
         row_prefetch="row_prefetch" in dag.passes,
         read_drain=min(max(dag.latency, 1) + 1, max(d for n, d in dag.schedule if n in reads) + 1),
+        out_share=out.share,
+        out_periods=out_periods(dag) if out.share else (),
     )
     return replace(hm, cfg_addr_bits=clog2(hm.n_regs))
+
+
+def out_periods(dag: DAG) -> tuple[int, ...]:
+    """Per dataflow, the fewest steps between an output port's commits that its shared lane needs
+    (:func:`lego_build.ir.outshare.periods`, from the write nodes' scheduled cycles)."""
+    (out,) = (b for b in dag.buffers if b.role == "out")
+    when = dag.start_times()
+    return outshare.periods(out.share, out.packs, tuple(when[f"wr_{out.tensor}_{p}"] for p in range(out.lanes)),
+                            dag.dataflows or ("",))
 
 
 def soc_map(hm: HostMap, bus_bits: int) -> SocMap:

@@ -18,6 +18,12 @@ halves with it, :mod:`lego_build.emit.top`). A one-bit pipeline ``drain`` deep c
 run's end to ``fin``, a one-cycle pulse when its last write is done, and to ``rfin`` when its
 last input-bank read is (``read_drain`` cycles after its last step), in order; ``busy`` is
 high while steps run or any run drains, ``done`` from the last ``fin`` until the next start.
+With shared output lanes (:mod:`lego_build.ir.outshare`) an accumulation shorter than the
+running dataflow's period ``need`` (``HostMap.out_periods``) holds its first step ``need - P``
+cycles (``P``: the run's reduction trips, saturated at ``need``, from the bounds ``start`` copies):
+the counters and every address stay, ``first`` stays high, so each FU's accumulator reloads the
+same product, and ``commit`` waits until the hold is over, so no two FUs of a lane commit in one
+cycle (each FU sees the hold at its own delay, as it sees every step).
 ``ok<k>`` is high at the steps where FIFO group ``k``'s source step lies inside the
 loop nest (every counter within its configured ``[lo, hi]``); ``depth<k>`` is the
 group's configured FIFO depth; ``ppu_mode``, ``ppu_scale``, ``ppu_shift`` configure
@@ -109,8 +115,18 @@ def mk_ctrl(hm: HostMap) -> Module:
         step += [base[t][l](nxt) if l == lv - 1 else If(all_wrap(range(l + 1, lv)))(base[t][l](nxt))
                  for l in range(lv)]
     step.append(If(all_wrap(range(lv)))(running(0)))
+    red = range(lv - hm.reduction_levels, lv)
+    hold = _hold(m, hm, shadow, red, df_sel if df_out is not None else None) \
+        if max(hm.out_periods, default=1) > 1 else None
+    holding = None
+    if hold is not None:  # the first step of a short accumulation held (module docstring)
+        hold_n, hold_left = m.Reg("hold_n", hold.width), m.Reg("hold_left", hold.width)
+        holding = m.Wire("holding")
+        m.Assign(holding(hold_left != Int(0, hold.width, base=10)))
+        step.append(If(all_wrap(red))(hold_left(hold_n)))
+        step = [If(holding)(hold_left(hold_left - Int(1, hold.width, base=10))).Else(*step)]
     ends = m.Wire("run_ends")
-    m.Assign(ends(running & all_wrap(range(lv))))
+    m.Assign(ends(running & all_wrap(range(lv)) & ~holding if holding is not None else running & all_wrap(range(lv))))
     zero = Int(0, hm.drain, base=10)
     shifted = ends if hm.drain == 1 else Cat(drain[0:hm.drain - 1], ends)
     m.Assign(fin(drain[hm.drain - 1]))
@@ -127,12 +143,12 @@ def mk_ctrl(hm: HostMap) -> Module:
                 *[a(b - Int(1, cw, base=10)) for a, b in zip(last_m1, shadow)],
                 *[w(b == Int(0, cw, base=10)) for w, b in zip(wrap, shadow)],
                 *[z(b == Int(0, cw, base=10)) for z, b in zip(last_0, shadow)],
+                *([hold_n(hold), hold_left(hold)] if hold is not None else []),
             ).Elif(running)(*step),
         )
     )
-    red = range(lv - hm.reduction_levels, lv)
     m.Assign(first(reduce(lambda a, b: a & b, [cnt[l] == Int(0, cw, base=10) for l in red])))
-    m.Assign(commit(running & all_wrap(red)))
+    m.Assign(commit(running & all_wrap(red) & ~holding if holding is not None else running & all_wrap(red)))
     m.Assign(busy(running | (drain != zero)))
     m.Assign(running_out(running))
     m.Assign(done(done_r))
@@ -142,6 +158,43 @@ def mk_ctrl(hm: HostMap) -> Module:
         inside = [(cnt[l] >= fifo_lo[k][l]) & (cnt[l] <= fifo_hi[k][l]) for l in range(lv)]
         m.Assign(ok(reduce(lambda a, b: a & b, inside)))
     return m
+
+
+def _hold(m: Module, hm: HostMap, shadow: list, red, df_sel):
+    """The hold cycles of each accumulation of the next run: ``need - P`` where the run's reduction
+    trips ``P`` (the shadow bounds + 1, multiplied saturating at ``need``) are fewer than the
+    running dataflow's period ``need`` (``df_sel``; the design's one), else 0 (a wire)."""
+    top = max(hm.out_periods)
+    bits = top.bit_length()
+    cw = hm.counter_bits
+    limit = Int(top, bits, base=10)
+
+    def sat(x, width):
+        return Mux(x >= Int(top, width, base=10), limit, x[0:bits])
+
+    trips = None
+    for k, l in enumerate(red):
+        bound = m.Wire(f"hold_trips{k}", cw)  # a bound of 2**cw trips would wrap: no layer has one
+        m.Assign(bound(shadow[l] + Int(1, cw, base=10)))
+        b = m.Wire(f"hold_b{k}", bits)
+        m.Assign(b(sat(bound, cw)))
+        if trips is None:
+            trips = b
+            continue
+        prodw = m.Wire(f"hold_p{k}", 2 * bits)
+        m.Assign(prodw(b * trips))
+        trips = m.Wire(f"hold_t{k}", bits)
+        m.Assign(trips(sat(prodw, 2 * bits)))
+    needs = [Int(need, bits, base=10) for need in hm.out_periods]
+    need = needs[0]
+    for k in range(1, len(needs)):
+        need = Mux(df_sel == Int(k, hm.df_bits, base=10), needs[k], need)
+    out = m.Wire("hold_cycles", bits)
+    if trips is None:  # no reduction level: one step per accumulation
+        m.Assign(out(need - Int(1, bits, base=10)))
+    else:
+        m.Assign(out(Mux(trips < need, need - trips, Int(0, bits, base=10))))
+    return out
 
 
 def _fifo_and_ppu_registers(m: Module, hm: HostMap, cfg_addr, cfg_wdata, depth_out: list, ppu_out: dict,

@@ -1,10 +1,16 @@
 """Output bank ports of ``lego_top`` (:mod:`lego_build.emit.top`): a lane's two halves, written
-by read-modify-write, read by the DMA and the host."""
+by read-modify-write, read by the DMA and the host; a lane shared by the FUs of a column
+(:func:`shared_port`, :mod:`lego_build.ir.outshare`)."""
 from __future__ import annotations
 
-from veriloggen import Mux, Posedge
+from functools import reduce
+from operator import or_
 
-from lego_build.ir.dag import Node, PortSpec
+from veriloggen import Cat, Int, Mux, Posedge
+
+from lego_build.emit.fold import df_is
+from lego_build.ir import outshare
+from lego_build.ir.dag import BufferSpec, Node, PortSpec
 from rtl_templates_free import mk_bank, mk_rmw_pipe
 
 
@@ -40,7 +46,7 @@ def write_port(t, n: Node) -> None:
                               t.bank_addr(p["rd_addr"], buf)))),
             ("rdata", rdata),
         ])
-    _read_words(t, n, lane, halves)
+    _read_words(t, n.name, lane, halves)
 
 
 def _pipelined(t, n: Node) -> None:
@@ -69,19 +75,90 @@ def _pipelined(t, n: Node) -> None:
                               t.bank_addr(p["rd_addr"], buf)))),
             ("rdata", halves[h]),
         ])
-    _read_words(t, n, lane, halves)
+    _read_words(t, n.name, lane, halves)
 
 
-def _read_words(t, n: Node, lane: int, halves: list) -> None:
+def _read_words(t, name: str, lane: int, halves: list) -> None:
     """The lane's word for the host's reads and for the DMA's, each from the half it reads (with
     ``row_prefetch`` the DMA's choice is the memory system's: both halves' words)."""
     m, p, bits = t.m, t.port, halves[0].width
-    rdata = m.Wire(f"{n.name}_rdata", bits)
+    rdata = m.Wire(f"{name}_rdata", bits)
     m.Assign(rdata(Mux(p["out_half"], halves[1], halves[0])))
     t.out_rdata.append((lane, rdata))
     if t.hm.row_prefetch:
         t.dma_words.append((lane, tuple(halves)))
         return
-    word = m.Wire(f"{n.name}_dma_word", bits)  # named: one row of 1024 lanes is one long line
+    word = m.Wire(f"{name}_dma_word", bits)  # named: one row of 1024 lanes is one long line
     m.Assign(word(Mux(p["dma_rhalf"], halves[1], halves[0])))
     t.dma_words.append((lane, word))
+
+
+def _bank_row(t, n: Node, buf: BufferSpec, port: int):
+    """A member's bank row, ``{a, slot}`` (:func:`lego_build.ir.outshare.physical`), from its logical
+    address ``a``: per dataflow its slot and the slots' bits; one expression where every dataflow
+    that uses the port agrees, else chosen by the dataflow select."""
+    a, ab = t.inp[(n.name, "addr")], buf.addr_bits
+    forms = {}
+    for k, pack in enumerate(buf.packs):
+        slot = outshare.slots(buf.share, pack)[port]
+        if slot >= 0:
+            forms.setdefault((outshare.shift(buf.share, pack), slot), []).append(k)
+    rows = []
+    for (sh, slot), dfs in forms.items():
+        low = t.low_bits(a, ab - sh) if ab > sh else None
+        rows.append((Cat(low, Int(slot, sh, base=10)) if sh and low is not None else
+                     low if low is not None else Int(slot, ab, base=10), dfs))
+    expr = rows[-1][0]
+    for row, dfs in reversed(rows[:-1]):
+        expr = Mux(df_is(t.signal[("dfsel", "sel")], dfs, t.hm.df_bits), row, expr)
+    return expr
+
+
+def shared_port(t, buf: BufferSpec, lane: int, nodes: list[Node]) -> None:
+    """A shared output lane (:mod:`lego_build.ir.outshare`): its members' write requests, one-hot
+    by their commits (each member's request in its own cycle, ``D - L_v``), merged by an AND-OR
+    (enable, bank row, word, and the half and accumulate flags of the member's run), then one
+    read-modify-write into the lane's two halves: in one cycle (the merged request registered,
+    :func:`write_port`'s form) or in three (:func:`rtl_templates_free.primitives.mk_rmw_pipe`)."""
+    m, p = t.m, t.port
+    ab, bits, name = buf.addr_bits, buf.bits, f"sh_{buf.tensor}_{lane}"
+
+    def merged(field: str, width: int, terms: list):
+        w = m.Wire(f"{name}_{field}", width)
+        m.Assign(w(reduce(or_, terms)))
+        return w
+
+    wes = [t.inp[(n.name, "we")] for n in nodes]
+    at = [t.when[n.name] - n.latency for n in nodes]  # each member's request cycle
+    we = merged("we", 1, wes)
+    addr = merged("addr", ab, [Mux(w, _bank_row(t, n, buf, n.spec(PortSpec).lane), Int(0, ab, base=10))
+                               for w, n in zip(wes, nodes)])
+    data = merged("data", bits, [Mux(w, t.inp[(n.name, "data")], Int(0, bits, base=10)) for w, n in zip(wes, nodes)])
+    half = merged("half", 1, [w & t.tag_out[d] for w, d in zip(wes, at)])
+    acc = merged("acc", 1, [w & t.tag_acc[d] for w, d in zip(wes, at)])
+    half_q, acc_q = m.Reg(f"{name}_half_q"), m.Reg(f"{name}_acc_q")
+    regs = [half_q(half), acc_q(acc)]
+    halves = [m.Wire(f"{name}_rdata{h}", bits) for h in (0, 1)]
+    if nodes[0].latency:  # the pipelined read-modify-write (lego_build.backend.passes.pipelined_rmw)
+        w_we = [m.Wire(f"{name}_w_we{h}") for h in (0, 1)]
+        w_addr, wdata = m.Wire(f"{name}_w_addr", ab), m.Wire(f"{name}_wdata", bits)
+        m.Instance(t.use(mk_rmw_pipe(bits, ab)), f"u_rmw_{buf.tensor}_{lane}", ports=[
+            ("clk", p["clk"]), ("we", we), ("addr", addr), ("data", data), ("half", half_q), ("acc", acc_q),
+            ("rd0", halves[0]), ("rd1", halves[1]), ("w_we0", w_we[0]), ("w_we1", w_we[1]), ("w_addr", w_addr),
+            ("wdata", wdata)])
+        writes = [(w_we[h], w_addr, wdata) for h in (0, 1)]
+    else:
+        we_q, addr_q, data_q = m.Reg(f"{name}_we_q"), m.Reg(f"{name}_addr_q", ab), m.Reg(f"{name}_data_q", bits)
+        regs += [we_q(we), addr_q(addr), data_q(data)]
+        writes = [(we_q & (half_q if h else ~half_q), addr_q, Mux(acc_q, halves[h] + data_q, data_q)) for h in (0, 1)]
+    m.Always(Posedge(p["clk"]))(*regs)
+    for h, (w_en, w_addr, wdata) in enumerate(writes):
+        mine = half if h else ~half
+        dma_mine = p["dma_rhalf"] if h else ~p["dma_rhalf"]
+        m.Instance(t.use(mk_bank(bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
+            ("clk", p["clk"]), ("we", w_en), ("waddr", w_addr), ("wdata", wdata),
+            ("raddr", Mux(we & mine, addr, Mux(p["dma_ren"] & dma_mine, t.bank_addr(p["dma_raddr"], buf),
+                                              t.bank_addr(p["rd_addr"], buf)))),
+            ("rdata", halves[h]),
+        ])
+    _read_words(t, name, lane, halves)

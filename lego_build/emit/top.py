@@ -16,7 +16,7 @@ from lego_build.backend.interface import HostMap, host_map
 from lego_build.emit.ctrl import mk_ctrl
 from lego_build.emit.fold import Banks, df_is, fold_input, fold_output
 from lego_build.emit.inbank import merged, read_port
-from lego_build.emit.outbank import write_port
+from lego_build.emit.outbank import shared_port, write_port
 from lego_build.fulang.kinds import FUS
 from lego_build.ir.dag import DAG, DelaySpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, Node, PortSpec
 from rtl_templates_free import mk_acc, mk_add, mk_fifo, mk_mac, mk_ppu, mk_table
@@ -119,14 +119,18 @@ class _Top:
 
     def bank_addr(self, sig, buf):
         """``sig`` (an address generator's width) cut to ``buf``'s banks."""
+        return self.low_bits(sig, buf.addr_bits)
+
+    def low_bits(self, sig, bits: int):
+        """The low ``bits`` of ``sig``, an address of the host map's width (the others to ``unused``)."""
         hm = self.hm
-        if buf.addr_bits == hm.addr_bits:
+        if bits == hm.addr_bits:
             return sig
-        key = (getattr(sig, "name", id(sig)), buf.addr_bits)
+        key = (getattr(sig, "name", id(sig)), bits)
         if key not in self.seen:  # each signal's bits once: 1024 lanes share the DMA's and the host's address
             self.seen.add(key)
-            self.unused.append((sig[buf.addr_bits:hm.addr_bits], hm.addr_bits - buf.addr_bits))
-        return sig[0:buf.addr_bits]
+            self.unused.append((sig[bits:hm.addr_bits], hm.addr_bits - bits))
+        return sig[0:bits]
 
 
 def _controller(t: _Top) -> dict:
@@ -180,12 +184,14 @@ def _tags(t: _Top) -> None:
     m, dag, p = t.m, t.dag, t.port
     t.when = dag.start_times()
     accept = p["start"] & ~p["stepping"]
+    shared = bool(dag.buffer(t.hm.output_tensor).share)
 
     def tag_chain(name: str, value, ports: str):
         """``value`` captured when a run starts, then delayed one cycle per register down to
         the deepest of the ``ports`` that use it (each chain ends where its last user is)."""
         users = [n for n in dag.nodes if n.kind == ports and (ports == "write" or n.spec(PortSpec).tensor == name)]
-        deepest = max(t.when[n.name] + (1 - n.latency if ports == "write" else
+        late = 0 if shared else 1  # a shared lane registers its merged tags itself (emit.outbank.shared_port)
+        deepest = max(t.when[n.name] + (late - n.latency if ports == "write" else
                                         -n.latency if merged(dag, name) else 0) for n in users)
         regs = [m.Reg(f"tag_{name}", 1)]
         m.Always(Posedge(p["clk"]))(If(accept)(regs[0](value)))
@@ -408,11 +414,17 @@ def mk_top(dag: DAG, bus_bits: int = 0) -> tuple[Module, list[Module], HostMap]:
     _edges(t)
     _tags(t)
     folded = {b.tensor for b in dag.buffers if b.logical_bits > b.addr_bits}
+    shared: dict[int, list[Node]] = {}  # shared output lanes' members (lego_build.ir.outshare)
+    out = dag.buffer(hm.output_tensor)
     for n in dag.nodes:
         if n.kind in ("read", "write") and n.spec(PortSpec).tensor in folded:
             continue  # _folded_banks, below
-        if n.kind in NODE_KINDS:
+        if n.kind == "write" and out.share:
+            shared.setdefault(out.share[n.spec(PortSpec).lane], []).append(n)
+        elif n.kind in NODE_KINDS:
             NODE_KINDS[n.kind].emit(t, n)
+    for lane in sorted(shared):
+        shared_port(t, out, lane, shared[lane])
     banks = _folded_banks(t, folded) if folded else None
     _read_path(t, ppu)
     _unused_bits(t, folded, banks)

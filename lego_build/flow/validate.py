@@ -20,7 +20,8 @@ def check_names(cfg: LegoConfig) -> None:
     """Names a group gives that only the stages' registries know (built-ins and plugins,
     :mod:`lego_build.runtime.registry`): the FU kind and the widths it supports, a model
     file's format, the mapper's search, the back-end passes (known, with delay matching, in an
-    order that meets every pass's requirements), the LP solver and the target (``target.flow``)."""
+    order that meets every pass's requirements), no shared output lanes with FIFO links, the LP
+    solver and the target (``target.flow``)."""
     from lego_build.analysis.importers import IMPORTERS
     from lego_build.backend.passes import ORDER, PASSES, check_order, pipeline
     from lego_build.backend.solver import SOLVERS
@@ -50,6 +51,10 @@ def check_names(cfg: LegoConfig) -> None:
     except ValueError as exc:
         raise ConfigError(f"optimizer.passes={list(opt.passes)}: {exc}; list them in the order "
                           f"{', '.join(ORDER)}") from None
+    if 0 < cfg.arch.out_lanes < cfg.arch.rows and cfg.arch.d_t > 0:
+        raise ConfigError(f"arch.out_lanes={cfg.arch.out_lanes}: shared output lanes hold a short accumulation's "
+                          f"first step, which FIFO links (arch.d_t={cfg.arch.d_t}) cannot repeat; set arch.d_t=0 or "
+                          "arch.out_lanes=0")
     SOLVERS.check(opt.solver)
     if reason := SOLVERS.get(opt.solver).unavailable():
         raise ConfigError(reason)

@@ -16,6 +16,7 @@ from lego_build.frontend.mst import spanning_forest
 from lego_build.frontend.packing import lane_packs
 from lego_build.fulang.kinds import FUS
 from lego_build.ir.adg import ADG, TensorNet
+from lego_build.ir.outshare import count, depth_factor, group_lanes
 from lego_build.ir.workload import Kernel
 
 
@@ -47,10 +48,12 @@ def build_adg(kernel: Kernel, arch) -> ADG:
         vectors = sorted({(tuple(b - a for a, b in zip(lk.src, lk.dst)), lk.delay)
                           for _, links in per_df for lk in links if lk.kind == "direct"})
         bits = arch.acc_bits if reverse else fu.width(operand[tensor.name], arch.operand_bits)
+        lanes = group_lanes(ports, arch.rows // arch.out_lanes) if reverse and arch.out_lanes else ()
         nets.append(TensorNet(
             tensor.name, tensor.role, bits, tuple(vectors), kept, ports, port_dfs,
             tuple(sorted((ds, t, w) for (ds, t), w in solutions.items())),
             lane_packs(kernel, tensor.name, dataflows, ports, port_dfs),
+            lanes if lanes and count(lanes, len(ports)) < len(ports) else (),  # a lane per port: nothing shared
         ))
     return ADG(
         kernel=kernel.name,
@@ -75,7 +78,9 @@ def bank_depths(arch, kernel: Kernel, nets) -> tuple[tuple[str, int], ...]:
     """Words per bank half of each tensor: ``arch.onchip_split`` (KB per role, e.g. Gemmini's
     scratchpad for inputs and weights and its accumulator for outputs), else ``arch.onchip_kb``
     split equally (:func:`split_capacity`), else ``arch.buffer_depth`` everywhere (``()``)."""
-    rows = [(n.tensor, 2 * len(n.ports) * n.bits) for n in nets]
+    # a word per port takes a word of every bank; a shared lane's bank holds depth_factor words per port
+    rows = [(n.tensor, 2 * (count(n.lanes, len(n.ports)) * depth_factor(n.lanes) if n.lanes else len(n.ports))
+             * n.bits) for n in nets]
     if not arch.onchip_split:
         return split_capacity(arch.onchip_kb, rows) if arch.onchip_kb else ()
     roles = {t.name: ("output" if t.role == "out" else "input" if t is kernel.inputs[0] else "weight")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lego_build.ir import outshare
 from lego_build.ir.dataflow import Coord, Dataflow
 from lego_build.ir.fold import fold_factor
 
@@ -32,7 +33,8 @@ class Link:
 @dataclass(frozen=True, slots=True)
 class TensorNet:
     """The interconnection forest of one tensor. ``ports`` are the FUs with a data node,
-    in lane order (the buffer bank each one uses)."""
+    in lane order (the buffer bank each one uses; an output's ``lanes``, where set, say which
+    lane each port shares with the other FUs of its column: :mod:`lego_build.ir.outshare`)."""
 
     tensor: str
     role: str
@@ -45,6 +47,7 @@ class TensorNet:
     # per dataflow (ADG order), each lane's word in a packed DMA row: lanes whose banks hold the same
     # words under that dataflow share one (-1: the dataflow does not use the lane); frontend.packing
     packs: tuple[tuple[int, ...], ...] = ()
+    lanes: tuple[int, ...] = ()  # an output's shared lanes (arch.out_lanes): per port its lane; () one each
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +74,14 @@ class ADG:
 
     def capacity(self, tensor: str, dataflow: str) -> int:
         """Words a used lane of ``tensor`` holds per half under ``dataflow``: its bank and the
-        idle banks folded onto it (:mod:`lego_build.ir.fold`)."""
+        idle banks folded onto it (:mod:`lego_build.ir.fold`), or a used port its share of a
+        shared output lane (:mod:`lego_build.ir.outshare`)."""
         net = self.net(tensor)
         if not net.packs:
             return self.depth(tensor)
         index = [d.name for d in self.dataflows].index(dataflow)
+        if net.lanes:  # a shared lane holds its members' words (lego_build.ir.outshare)
+            return outshare.capacity(net.lanes, net.packs[index], self.depth(tensor))
         return self.depth(tensor) * fold_factor(net.packs[index])
 
     def capacities(self, dataflow: str):

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, TypeVar
 
+from lego_build.ir import outshare
 from lego_build.ir.fold import fold_bits
 
 #: the FU kind of a multiplier whose ``dag.json`` entry names none (``arch.fu`` default)
@@ -199,11 +200,20 @@ class BufferSpec:
     depth: int
     addr_bits: int
     packs: tuple[tuple[int, ...], ...] = ()  # per dataflow, lane -> word of a packed DMA row (ir.adg.TensorNet)
+    # an output's shared lanes (lego_build.ir.outshare): per port its bank lane; ``lanes`` counts ports,
+    # ``depth`` and ``addr_bits`` are a bank's (a lane's members' words)
+    share: tuple[int, ...] = ()
 
     @property
     def logical_bits(self) -> int:
-        """A lane's address width: the bank's, plus the slice bits of its folds (:mod:`lego_build.ir.fold`)."""
-        return self.addr_bits + fold_bits(self.packs)
+        """A lane's address width: the bank's, plus the slice bits of its folds (:mod:`lego_build.ir.fold`;
+        a shared output lane does not fold)."""
+        return self.addr_bits + (0 if self.share else fold_bits(self.packs))
+
+    @property
+    def banks(self) -> int:
+        """Bank lanes (each a pair of halves): one per port, or per shared lane."""
+        return outshare.count(self.share, self.lanes)
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,10 @@ class HostMap:
     packs: tuple[tuple[tuple[int, ...], ...], ...] = ()  # per tensor, per dataflow: lane -> packed word
     dsp: bool = False  # multiplies shaped for DSP blocks (``mac_fusion`` ran): the PPU's products too
     row_prefetch: bool = False  # the write engine reads output rows ahead into a queue (``row_prefetch`` ran)
+    # shared output lanes (lego_build.ir.outshare): per output port its lane, and per dataflow (select
+    # order) the fewest steps an accumulation takes so that a lane's members never write in one cycle
+    out_share: tuple[int, ...] = ()
+    out_periods: tuple[int, ...] = ()
 
     @property
     def in_row_bits(self) -> int:
@@ -56,9 +60,27 @@ class HostMap:
         return max(self.fill_rows, default=1)
 
     @property
+    def out_banks(self) -> int:
+        """Output bank lanes: one per port, or per shared lane."""
+        return max(self.out_share) + 1 if self.out_share else self.lanes[-1]
+
+    @property
     def out_row_bits(self) -> int:
-        """Width of the DMA's output row: every output lane, ``out_bits`` each."""
-        return self.lanes[-1] * self.out_bits
+        """Width of the DMA's output row: every output bank lane, ``out_bits`` each."""
+        return self.out_banks * self.out_bits
+
+    def out_period(self, dataflow: str) -> int:
+        """The fewest steps between one output port's commits under ``dataflow`` (1: no shared lanes)."""
+        if not self.out_periods:
+            return 1
+        return self.out_periods[self.dataflows.index(dataflow) if self.dataflows else 0]
+
+    def held(self, steps: int, accumulation: int, dataflow: str) -> int:
+        """Cycles a run of ``steps`` time steps, ``accumulation`` per output, steps through: with
+        shared output lanes an accumulation shorter than :meth:`out_period` holds its first step
+        for the difference (:mod:`lego_build.emit.ctrl`)."""
+        need = self.out_period(dataflow)
+        return steps if accumulation >= need else steps // accumulation * need
 
     @property
     def read_latency(self) -> int:

@@ -119,6 +119,7 @@ class MemSystem:
     program_cycles: int  # writing the array's bound registers before each tile
     drain: int  # the array's cycles after its last step
     read_drain: int = 0  # cycles after the last step until its last input-bank read (0: drain)
+    period: int = 1  # shared output lanes: an accumulation takes at least this many cycles (HostMap.held)
 
     @cached_property
     def rate(self) -> float:
@@ -280,7 +281,8 @@ class _TilePlan:
     rows per beat add the tile's offsets modulo their packing). Tiles in the order of
     ``np.ndindex(*grid.tiles)``."""
 
-    def __init__(self, grid: Grid, inputs: list[Traffic], out: Traffic, reduction: np.ndarray, bus: int) -> None:
+    def __init__(self, grid: Grid, inputs: list[Traffic], out: Traffic, reduction: np.ndarray, bus: int,
+                 period: int = 1) -> None:
         n = grid.tiles
         levels = len(n)
         idx = np.indices(n).reshape(levels, -1).T if levels else np.zeros((1, 0), dtype=np.int64)
@@ -321,7 +323,11 @@ class _TilePlan:
         self.moves = moves
         self.keys = [id(m) for m in moves]
         codes = pattern.tolist()
-        steps = {code: prod(bounds_of(code)) for code in set(codes)}
+        # a tile's steps; with shared output lanes an accumulation shorter than ``period`` is held
+        # that long (lego_build.emit.ctrl)
+        red = reduction.tolist()
+        steps = {code: prod(b for b, r in zip(bounds_of(code), red) if not r)
+                 * max(period, prod(b for b, r in zip(bounds_of(code), red) if r)) for code in set(codes)}
         self.steps = [steps[c] for c in codes]
         self.firsts = (~(idx.astype(bool) & reduction).any(axis=1)).tolist()
         stored = (last | ~reduction).all(axis=1).tolist()
@@ -355,7 +361,7 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
     out = next(t for t in tensors if t.output)
     inputs = [t for t in tensors if not t.output]
     reduction = np.array([not d for d in out.depends], dtype=bool)
-    plan = _TilePlan(grid, inputs, out, reduction, ms.bus_bytes)
+    plan = _TilePlan(grid, inputs, out, reduction, ms.bus_bytes, ms.period)
     moves = plan.moves
     channel = _Channel()
     load_end: list[float] = []
@@ -431,17 +437,18 @@ def layer_cycles(grid: Grid, tensors: list[Traffic], ms: MemSystem) -> dict:
 
 
 # ------------------------------------------------------------ a layer on a generated memory system
-def grid(kernel: Kernel, mapping: Mapping, depth, tile: dict | None) -> tuple[Grid, Kernel, Mapping]:
+def grid(kernel: Kernel, mapping: Mapping, depth, tile: dict | None,
+         period: int = 1) -> tuple[Grid, Kernel, Mapping]:
     """The tile grid of the layer: the mapper's controller tile (``tile``), halved until
-    every tensor's tile fits one bank half of ``depth`` words."""
-    tk, tm = fit_tile(kernel, mapping, depth, 1 << 62, tile)
+    every tensor's tile fits one bank half of ``depth`` words (an accumulation kept at ``period``
+    steps or more where a halving elsewhere fits too: :func:`lego_build.mapping.sim_tile.fit_tile`)."""
+    tk, tm = fit_tile(kernel, mapping, depth, 1 << 62, tile, period)
     return Grid(tuple(lp.bound for lp in mapping.temporal), tuple(lp.bound for lp in tm.temporal)), tk, tm
 
 
 def moving(st: np.ndarray, trips: tuple[int, ...]) -> list[int]:
     """Strides with the levels that never move (one trip in the layer) at zero."""
     return [int(s) if t > 1 else 0 for s, t in zip(st, trips)]
-
 
 
 def layer_traffic(hm: HostMap, sm: SocMap, kernel: Kernel, mapping: Mapping, tk: Kernel, tm: Mapping,
@@ -464,18 +471,18 @@ def predict_layer(hm: HostMap, sm: SocMap, adg: ADG, kernel: Kernel, mapping: Ma
                   tile: dict | None, memsys: MemSys) -> dict:
     """The latency model's cycles for a whole layer from its mapping alone (what the simulate
     stage's whole-layer runs are checked against; no data, no RTL)."""
-    g, tk, tm = grid(kernel, mapping, adg.capacities(dataflow), tile)
+    g, tk, tm = grid(kernel, mapping, adg.capacities(dataflow), tile, hm.out_period(dataflow))
     di = hm.dataflows.index(dataflow) if hm.dataflows else 0
     return layer_cycles(g, layer_traffic(hm, sm, kernel, mapping, tk, tm, g, di),
-                        mem_system(hm, sm, memsys))
+                        mem_system(hm, sm, memsys, hm.out_period(dataflow)))
 
 
-
-def mem_system(hm: HostMap, sm: SocMap, memsys: MemSys) -> MemSystem:
+def mem_system(hm: HostMap, sm: SocMap, memsys: MemSys, period: int = 1) -> MemSystem:
     """The timing the latency model runs: the bus of ``sm`` (its width, emitted from
-    ``memsys.axi_data_bits``), the DRAM of ``memsys`` and the array's pipeline (``hm``)."""
+    ``memsys.axi_data_bits``), the DRAM of ``memsys`` and the array's pipeline (``hm``; ``period``:
+    its shortest accumulation under the layer's dataflow, :meth:`HostMap.out_period`)."""
     return MemSystem(sm.bus_bytes, memsys.dram_bytes_per_cycle, memsys.dram_latency_cycles, sm.max_outstanding,
-                     hm.levels, hm.drain, hm.read_drain)
+                     hm.levels, hm.drain, hm.read_drain, period)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ test data stays as small as the tile, wherever in the layer it lies.
 from __future__ import annotations
 
 from dataclasses import replace
+from math import prod
 
 import numpy as np
 
@@ -45,15 +46,18 @@ def window(kernel: Kernel) -> tuple[Kernel, dict[str, tuple[int, ...]]]:
 
 
 def fit_tile(kernel: Kernel, mapping: Mapping, depth, max_steps: int,
-             start: dict[str, int] | None = None) -> tuple[Kernel, Mapping]:
+             start: dict[str, int] | None = None, min_period: int = 1) -> tuple[Kernel, Mapping]:
     """The tile the simulation runs: ``start`` (the mapper's controller-level tile) or the
     whole layer, halved until it fits the banks (``depth`` words, or a function of the
     tensor's name) and ``max_steps``; its tensors in the layer's coordinates (the corner
-    tile's window starts at the origin)."""
+    tile's window starts at the origin). ``min_period``: a reduction loop is not halved below
+    that many steps per accumulation (shared output lanes, :mod:`lego_build.ir.outshare`) while
+    another candidate loop remains."""
     words = depth if callable(depth) else (lambda _: depth)
     order = tuple(lp.dim for lp in mapping.temporal)
     spatial = mapping.spatial
     bounds = {d.name: min(d.bound, (start or {}).get(d.name, d.bound)) for d in kernel.dims}
+    reduction = {kernel.dims[d].name for d in kernel.reduction_dims}
     extent: dict[str, int] = {}
     for dim, e in spatial:
         extent[dim] = extent.get(dim, 1) * e
@@ -70,6 +74,11 @@ def fit_tile(kernel: Kernel, mapping: Mapping, depth, max_steps: int,
         # had lego_mnicoc's 1x1 layers' input channels cut from 256 to 4, each accumulation 4 steps long)
         levels = {lv for t in over for lv in tm.tensor_levels(tile, t)} if over else range(len(order))
         dims = [tm.temporal[lv].dim for lv in sorted(levels)] or list(order)
+        if min_period > 1:  # keep every accumulation at min_period steps where another loop can go
+            period = prod(trips[d] for d in reduction)
+            keep = [d for d in dims if trips[d] > 1 and (d not in reduction or
+                                                         period // trips[d] * -(-trips[d] // 2) >= min_period)]
+            dims = keep or dims
         dim = max(reversed(dims), key=lambda d: trips[d])
         if trips[dim] == 1:
             raise ValueError("even a single time step does not fit")

@@ -184,7 +184,10 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow | None, arch, mapper,
     per-tile roofline does not see; for a latency or EDP objective that figure chooses among
     them (seed 004 §6.2: the scheduler guided by the performance simulator) and is reported as
     ``cycles_model`` (the energy objective times only the mapping :func:`best_dataflow` keeps).
-    ``models``: shared by the layer's dataflows (:func:`layer_space`)."""
+    ``models``: shared by the layer's dataflows (:func:`layer_space`). With shared output lanes
+    (:mod:`lego_build.ir.outshare`) an accumulation shorter than the lanes' period is held that long
+    by the array (:mod:`lego_build.emit.ctrl`): the latency model counts it (``cycles_model``), the
+    mapper's roofline does not."""
     if dataflow is None:  # mapper.unroll=search
         space = unroll_space(kernel, arch, mapper, latency)
     else:

@@ -15,6 +15,7 @@ from math import prod
 import numpy as np
 
 from lego_build.errors import StageError
+from lego_build.ir import outshare
 from lego_build.ir.adg import ADG
 from lego_build.ir.dataflow import Dataflow
 from lego_build.ir.host import HostMap
@@ -166,7 +167,8 @@ def input_banks(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow, 
 
 def output_reads(kernel: Kernel, mapping: Mapping, adg: ADG,
                  dataflow: Dataflow) -> list[tuple[int, int, tuple[int, ...]]]:
-    """``(lane, addr, element index)`` of every real output element.
+    """``(lane, addr, element index)`` of every real output element (a shared output lane's bank
+    row, :func:`lego_build.ir.outshare.physical`).
 
     Only iteration points inside the loop bounds count: an FU past the edge of a dim
     (e.g. output channel 1 of a depthwise conv, whose element index ``g + oc`` is
@@ -188,6 +190,12 @@ def output_reads(kernel: Kernel, mapping: Mapping, adg: ADG,
     if not lanes:
         return []
     lane_of, addr_of, elem_of = np.concatenate(lanes), np.concatenate(addrs), np.concatenate(elems)
+    net = adg.net(out.name)
+    if net.lanes:  # shared output lanes: the port's lane, and its slot below the logical address
+        pack = net.packs[[d.name for d in adg.dataflows].index(dataflow.name)]
+        slot = np.array(outshare.slots(net.lanes, pack), dtype=np.int64)[lane_of]
+        addr_of = (addr_of << outshare.shift(net.lanes, pack)) | slot
+        lane_of = np.array(net.lanes, dtype=np.int64)[lane_of]
     # one read per (lane, address), sorted by both; where several points write an address the
     # last one in iteration order is the element it holds at the end
     key = lane_of * (int(addr_of.max(initial=0)) + 1) + addr_of

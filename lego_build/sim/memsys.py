@@ -59,6 +59,7 @@ class LayerRun:
     traffic: tuple[Traffic, ...]  # how each tensor moves (the latency model's view)
     ppu_mode: int = 0  # the output path's PPU mode (requantise, ReLU, table bits)
     out_slot: int = 0  # bytes of an output row in DRAM under the layer's dataflow (SocMap.slot)
+    period: int = 1  # the array's shortest accumulation under the layer's dataflow (HostMap.out_period)
 
 
 def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mapping: Mapping, dataflow: str,
@@ -70,7 +71,7 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     applies (:mod:`lego_build.sim.ppu`, calibrated on the layer's outputs)."""
     df = adg.dataflow(dataflow)
     di = hm.dataflows.index(dataflow) if hm.dataflows else 0
-    g, tk, tm = grid(kernel, mapping, adg.capacities(dataflow), tile)
+    g, tk, tm = grid(kernel, mapping, adg.capacities(dataflow), tile, hm.out_period(dataflow))
     regs: list[tuple[int, int]] = []
     for l, (n, f, r) in enumerate(zip(g.tiles, g.full, g.rem)):
         regs += [(sm.tiles_reg(l), n - 1), (sm.full_reg(l), f - 1), (sm.rem_reg(l), r - 1)]
@@ -113,12 +114,12 @@ def program(hm: HostMap, sm: SocMap, adg: ADG, name: str, kernel: Kernel, mappin
     want = apply(ppu, np.asarray(expect).reshape(-1)[reads[:, 2]].astype(np.int64))
     dram = out_addr + -(-out_bytes // ALIGN) * ALIGN
     return LayerRun(name, g, tuple(images), out_addr, out_bytes, dram, tuple(regs), rows_lanes, want, tuple(traffic),
-                    ppu.mode, out_slot)
+                    ppu.mode, out_slot, hm.out_period(dataflow))
 
 
 def predict(hm: HostMap, sm: SocMap, run: LayerRun, memsys: MemSys) -> dict:
     """The latency model's cycles for the layer (:func:`lego_build.mapping.latency.layer_cycles`)."""
-    return layer_cycles(run.grid, list(run.traffic), mem_system(hm, sm, memsys))
+    return layer_cycles(run.grid, list(run.traffic), mem_system(hm, sm, memsys, run.period))
 
 
 def script(sm: SocMap, run: LayerRun, work: Path, memsys: MemSys) -> str:

@@ -96,7 +96,7 @@ def simulate_tiles(cfg: LegoConfig, design_dir: Path, inputs, coverage: bool = F
     rtl = design_dir / "rtl"
     hm = inputs["rtl/host_interface.json"]
     adg = inputs["adg.json"]
-    tiles = representative_tiles(inputs["mapping.json"], layers_of(inputs["analysis.json"]), adg, cfg.target)
+    tiles = representative_tiles(inputs["mapping.json"], layers_of(inputs["analysis.json"]), adg, cfg.target, hm)
     data = data_sources(cfg.target)
     drop_build_tree(design_dir)
     fmt = verilator.wave_format() if cfg.target.waveform else ""

@@ -47,6 +47,14 @@ class _Plan:
     info: dict
 
 
+def _held(hm: HostMap, tile: Tile) -> int:
+    """The cycles of a tile's steps: a short accumulation's held first step included
+    (:meth:`lego_build.ir.host.HostMap.held`)."""
+    temporal = tile.mapping.temporal
+    accumulation = prod(lp.bound for lp in temporal[len(temporal) - hm.reduction_levels:])
+    return hm.held(tile.mapping.steps, accumulation, tile.dataflow)
+
+
 def _plan(hm: HostMap, adg: ADG, tile: Tile) -> _Plan:
     kernel, origin = window(with_bits(tile.kernel, adg, hm.out_bits))
     dataflow = adg.dataflow(tile.dataflow)
@@ -124,7 +132,7 @@ def run_tiles(binary: Path, hm: HostMap, adg: ADG, tiles: list[Tile], seed: int,
         wrong = np.flatnonzero(got != want) if len(got) == len(want) else np.arange(len(want))
         run = {"data": d.pattern, "outputs": len(want), "complete": len(want) == plan.outputs,
                "mismatches": int(len(wrong)), "steps": plan.info["steps"], "cycles": simulated,
-               "cycles_predicted": hm.cycles(plan.info["steps"])}
+               "cycles_predicted": hm.cycles(_held(hm, variants[key]))}
         if key[1]:
             run["tile"] = plan.info["tile"]  # the reduction tile of the extremes
         if len(wrong):

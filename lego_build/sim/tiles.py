@@ -17,6 +17,7 @@ from lego_build.analysis.stage import load_layers
 from lego_build.errors import InputError, StageError
 from lego_build.ir.adg import ADG
 from lego_build.ir.artifacts import MappingDoc
+from lego_build.ir.host import HostMap
 from lego_build.ir.mapping import Mapping
 from lego_build.ir.workload import Kernel, layer_kind
 from lego_build.mapping.sim_tile import edge_tile, fit_tile
@@ -43,7 +44,8 @@ class Tile:
 
 def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
     """:func:`representative_tiles` of the ``mapping.json`` and ``analysis.json`` in ``design_dir``."""
-    return representative_tiles(read_artifact(design_dir, "mapping.json"), load_layers(design_dir), adg, target)
+    return representative_tiles(read_artifact(design_dir, "mapping.json"), load_layers(design_dir), adg, target,
+                                read_artifact(design_dir, "rtl/host_interface.json"))
 
 
 def epilogues(layers) -> dict[str, tuple[str, ...]]:
@@ -76,13 +78,15 @@ def nothing_to_simulate(mapping: MappingDoc) -> StageError:
     return StageError("no mapped layer to simulate; use target=rtl, or a workload with a layer the mapper places")
 
 
-def representative_tiles(mapping: MappingDoc, layers, adg: ADG, target) -> list[Tile]:
+def representative_tiles(mapping: MappingDoc, layers, adg: ADG, target, hm: HostMap | None = None) -> list[Tile]:
     """The first mapped layer of each kind present (:func:`layer_kind`: conv, grouped, depthwise,
     1x1, fc/matmul, ...), in network order, each lowered to the array's family, as the mapper's
     controller-level tile (clipped further if it exceeds ``target.tile_steps``), and run with
     the dataflow the mapper chose for its layer; plus the last (``edge``) tile of the first
     layer whose last tile has remainder bounds (Ruby's partial last tile: a layer that divides
-    evenly into tiles has none, :func:`.tiles.edge_tile`)."""
+    evenly into tiles has none, :func:`.tiles.edge_tile`). With shared output lanes (``hm``'s
+    :meth:`~lego_build.ir.host.HostMap.out_period`) the clipping keeps every accumulation that long
+    where it can (a shorter one holds its first step, :mod:`lego_build.emit.ctrl`)."""
     mapped = runnable(mapping, adg)
     epilogue = epilogues(layers)
     tiles: dict[str, Tile] = {}
@@ -94,8 +98,9 @@ def representative_tiles(mapping: MappingDoc, layers, adg: ADG, target) -> list[
             continue
         row = mapped[entry["name"]]
         lowered = lower(kernel, adg.kernel)
+        period = hm.out_period(row["dataflow"]) if hm is not None else 1
         tile, tile_mapping = fit_tile(lowered, Mapping.from_json(row["mapping"]), adg.capacities(row["dataflow"]),
-                                      target.tile_steps, row.get("tile"))
+                                      target.tile_steps, row.get("tile"), period)
         if kind not in tiles:
             tiles[kind] = Tile(entry["name"], kind, tile, tile_mapping, row["dataflow"], epilogue[entry["name"]])
         edge = edge_tile(lowered, tile, tile_mapping) if "edge" not in tiles else None

@@ -37,14 +37,15 @@ def gated_blocks(dag, runs: dict[str, int]) -> dict:
 
 def physical(cfg, design_dir: Path, activity: dict | None = None, runs: list[dict] = (),
              layers: list[dict] = ()) -> dict:
-    """Area, Fmax and power of the design's RTL (:mod:`.stdcell`); the SRAM macros
-    are its banks: per tensor, lanes x two halves x sub-banks; ``activity`` the toggles the
+    """Area, Fmax and power of the design's RTL (:mod:`.stdcell`); the SRAM macros are its
+    banks: per tensor, lanes (shared output lanes: :mod:`lego_build.ir.outshare`) x two halves x
+    sub-banks; ``activity`` the toggles the
     simulated ``runs`` made (modules it does not cover toggle at ``target.activity``); with
     runs, each one's energy and the cost model's check against them (``layers``: the mapping)."""
     dag, hm = read_artifact(design_dir, "dag.json"), read_artifact(design_dir, "rtl/host_interface.json")
     ways = {t: hm.rows_of(i) for i, t in enumerate(hm.input_tensors)}
     # the output banks read and write in the same cycle (read-modify-write): two-port macros
-    buffers = [(b.bits, b.depth // ways.get(b.tensor, 1), 2 * b.lanes * ways.get(b.tensor, 1), ways.get(b.tensor, 1),
+    buffers = [(b.bits, b.depth // ways.get(b.tensor, 1), 2 * b.banks * ways.get(b.tensor, 1), ways.get(b.tensor, 1),
                 2 if b.tensor == hm.output_tensor else 1) for b in dag.buffers]
     if activity:
         activity = {**activity, "gated": gated_blocks(dag, activity.pop("dataflow_cycles", {}))}

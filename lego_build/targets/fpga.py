@@ -102,13 +102,15 @@ def memories(cfg) -> list[tuple[int, int, int]]:
     """The banks of the array graph the build will make
     (:func:`lego_build.frontend.adg_build.build_adg` on the workload's reference kernel), as
     (count, width, depth): per tensor, each lane's two halves, an input's split into the
-    sub-banks one AXI beat fills (:func:`lego_build.backend.interface.fill`); with
+    sub-banks one AXI beat fills (:func:`lego_build.backend.interface.fill`), a shared output lane's
+    pair as deep as its members' words (:mod:`lego_build.ir.outshare`); with
     ``merged_halves`` an input that does not fold has one memory per lane, both halves in it,
     each as deep as its address reaches (:mod:`lego_build.backend.passes.merged_halves`)."""
     from lego_build.analysis.from_config import workload_from_config
     from lego_build.analysis.lowering import reference_kernel
     from lego_build.frontend.adg_build import build_adg
     from lego_build.ir.fold import fold_bits
+    from lego_build.ir.outshare import count, depth_factor
     from lego_build.ir.soc import pow2
 
     workload = workload_from_config(cfg.workload)
@@ -120,6 +122,9 @@ def memories(cfg) -> list[tuple[int, int, int]]:
     merged = "merged_halves" in cfg.optimizer.passes
     out = []
     for n in adg.nets:
+        if n.lanes:  # shared output lanes: a bank pair per lane, its members' words (lego_build.ir.outshare)
+            out.append((2 * count(n.lanes, len(n.ports)), n.bits, adg.depth(n.tensor) * depth_factor(n.lanes)))
+            continue
         depth, folds = adg.depth(n.tensor), bool(fold_bits(n.packs))
         k = fill(len(n.ports), word, depth, cfg.arch.memsys.axi_data_bits, folds) if n.role == "in" else 1
         if merged and n.role == "in" and not folds:

@@ -53,16 +53,19 @@ def pick(sel, width: int, options: list):
     return out
 
 
-def tree_pick(sel, width: int, options: list):
+def tree_pick(sel, width: int, options: list, merge: bool = False):
     """``options[sel]`` as a balanced multiplexer tree on ``sel``'s bits (``log2 n`` levels where
-    :func:`pick`'s chain has ``n``), the last option for ``sel`` past the end, as :func:`pick`."""
+    :func:`pick`'s chain has ``n``), the last option for ``sel`` past the end, as :func:`pick`;
+    ``merge``: a multiplexer of one signal twice is that signal (a shared output lane's word is
+    several ports' of a row)."""
     if len(options) == 1:
         return options[0]
     k = (len(options) - 1).bit_length()
     assert k <= width, (len(options), width)
     level = options + [options[-1]] * ((1 << k) - len(options))
     for j in range(k):
-        level = [Mux(bit(sel, j, width), hi, lo) for lo, hi in zip(level[0::2], level[1::2])]
+        level = [lo if merge and hi is lo else Mux(bit(sel, j, width), hi, lo)
+                 for lo, hi in zip(level[0::2], level[1::2])]
     out = level[0]
     if width > k:  # an index past the options' power of two
         out = Mux(sel[k:width] != num(0, width - k), options[-1], out)

@@ -20,6 +20,8 @@ from veriloggen import Cat, If, Mux, Posedge
 from lego_build.emit.soc.common import ADDR, Ctx, ndf, num, ors, per_df, pick, tree_pick, wire
 from lego_build.emit.soc.ppu import ppu_lanes, ppu_tables, staged
 from lego_build.emit.soc.walkers import burst_channel, burst_geometry, walker
+from lego_build.errors import ConfigError
+from lego_build.ir import outshare
 from lego_build.ir.host import clog2
 from rtl_templates_free.primitives import PPU_STAGES
 
@@ -66,13 +68,18 @@ def _bank_reads(c: Ctx, t: int, rows_last: list) -> dict:
     m.Assign(rr_start(b["restart"]))
     m.Assign(core["dma_rhalf"](w["st_half"]))
     if hm.row_prefetch:
-        return _prefetched_reads(c, b, walk_addr, walk_low, last, rr_step)
+        return _prefetched_reads(c, t, b, walk_addr, walk_low, last, rr_step)
     head, b["off"] = m.Reg("rr_head", aw), m.Reg("rr_head_off", LOW)
     b["pop"] = m.Wire("rr_pop")  # the head row's last beat is taken (driven by the write path)
     load = m.Wire("rr_load")  # the walker's row becomes the head
     m.Assign(load(b["on"] & ~b["restart"] & (~b["valid"] | b["pop"])))
     m.Assign(rr_step(load & ~last))
-    m.Assign(core["dma_raddr"](Mux(load, walk_addr, head)))
+    if hm.out_share:  # shared output lanes: the bank row of the beat taken next (lego_build.ir.outshare)
+        b["beat_next"] = m.Wire("rr_beat_next", _beat_bits(c, t))  # driven by the write path
+        row = wire(m, "rr_row", aw, Mux(load, walk_addr, head))
+        m.Assign(core["dma_raddr"](_sub_row(c, t, row, b["beat_next"], _beat_bits(c, t), "beats")))
+    else:
+        m.Assign(core["dma_raddr"](Mux(load, walk_addr, head)))
     m.Assign(core["dma_ren"](b["on"] | b["valid"]))
     b["row"], b["busy"], b["resets"] = core["dma_rrow"], b["valid"], [b["valid"](0)]
     b["update"] = [If(load)(b["valid"](1), head(walk_addr), b["off"](walk_low), If(last)(b["on"](0)))
@@ -80,14 +87,60 @@ def _bank_reads(c: Ctx, t: int, rows_last: list) -> dict:
     return b
 
 
-def _prefetched_reads(c: Ctx, b: dict, walk_addr, walk_low, last, rr_step) -> dict:
+def _beat_bits(c: Ctx, t: int) -> int:
+    """Bits of the beat counter of an output row (``w_beat``)."""
+    return clog2(max(1, c.sm.slot_bytes[t] // c.sm.bus_bytes) + 1)
+
+
+def _beat_slots(c: Ctx, t: int) -> list[tuple[int, tuple[int, ...]]]:
+    """Per dataflow, a shared output lane's slot bits and the slot of each beat of a DRAM row
+    (:func:`lego_build.ir.outshare.beat_rows`)."""
+    hm, sm = c.hm, c.sm
+    per_beat = min(sm.slot_bytes[t], sm.bus_bytes) // sm.word_bytes[t]
+    out = []
+    for d in range(ndf(c)):
+        pack = hm.packs[t][d] if hm.packs else ()
+        out.append((outshare.shift(hm.out_share, pack),
+                    outshare.beat_rows(outshare.word_sources(hm.out_share, pack, sm.word_of(t, d)), per_beat,
+                                       max(1, sm.slot(t, d) // sm.bus_bytes))))
+    return out
+
+
+def _sub_row(c: Ctx, t: int, row, index, bits: int, table: str):
+    """A shared output lane's bank row ``{row, slot}`` of the DRAM row whose logical address is
+    ``row``, under the running dataflow: the slot of beat ``index`` (``table`` "beats") or of its
+    ``index``-th bank read (``table`` "reads", :func:`lego_build.ir.outshare.bank_reads`)."""
+    aw, forms, top = c.hm.addr_bits, [], 0
+    for sh, rows in _beat_slots(c, t):
+        top = max(top, sh)
+        slots = rows if table == "beats" else outshare.bank_reads(rows)
+        slot = tree_pick(index, bits, [num(j, sh) for j in slots]) if sh else None
+        forms.append(Cat(row[0:aw - sh], slot) if sh else row)
+    if top:
+        c.unused.append((row[aw - top:aw], top))
+    return per_df(c, forms)
+
+
+def _read_ends(c: Ctx, t: int, beat, bits: int):
+    """A shared output lane's beats that end a bank read of their row, under the running dataflow
+    (the row's last beat among them)."""
+    ends = []
+    for _, rows in _beat_slots(c, t):
+        flags = [b == len(rows) - 1 or rows[b + 1] != j for b, j in enumerate(rows)]
+        ends.append(tree_pick(beat, bits, [num(int(f), 1) for f in flags]))
+    return per_df(c, ends)
+
+
+def _prefetched_reads(c: Ctx, t: int, b: dict, walk_addr, walk_low, last, rr_step) -> dict:
     """``row_prefetch`` (:mod:`lego_build.backend.passes.row_prefetch`): the banks' read address is
     the row walker's register; a row is read ahead (``rr_issue``) whenever the two-row queue has
     room for it and the one in flight, a take of the head's last beat making room in its own
     cycle; the row the banks return a cycle later goes into the queue's free entry, both halves'
     words (each block RAM's output straight into a flip-flop), and beats are taken from its head,
     the store's half chosen there. Entries and pointers are registers, so the take reaches the
-    walker's enables only, never the banks."""
+    walker's enables only, never the banks. With shared output lanes the queue holds bank rows, a
+    DRAM row's bank reads issued in turn (``rr_k``, the walker stepping after the last), each taken
+    off the queue with the last beat it serves (:func:`_read_ends`)."""
     m, core, row_bits = c.m, c.core, 2 * c.hm.out_row_bits
     fly, n = m.Reg("rr_fly"), m.Reg("rr_n", 2)  # a row in flight (read last cycle); rows queued
     fly_off = m.Reg("rr_fly_off", LOW)
@@ -97,8 +150,20 @@ def _prefetched_reads(c: Ctx, b: dict, walk_addr, walk_low, last, rr_step) -> di
     b["pop"] = m.Wire("rr_pop")
     full = wire(m, "rr_full", 1, n[1] | (n[0] & fly))  # two rows queued, or one and one in flight
     issue = wire(m, "rr_issue", 1, b["on"] & ~b["restart"] & (~full | b["pop"]))
-    m.Assign(rr_step(issue & ~last))
-    m.Assign(core["dma_raddr"](walk_addr))
+    row_done, sub = issue, []
+    if c.hm.out_share:  # shared output lanes: a DRAM row's bank reads in turn
+        reads = [len(outshare.bank_reads(rows_)) for _, rows_ in _beat_slots(c, t)]
+        kb = clog2(max(reads) + 1)
+        k = m.Reg("rr_k", kb)
+        k_last = wire(m, "rr_k_last", 1, per_df(c, [k == num(r - 1, kb) for r in reads]))
+        row_done = wire(m, "rr_row_done", 1, issue & k_last)
+        sub = [If(issue)(k(Mux(k_last, num(0, kb), k + 1)))]
+        b["resets_k"] = [k(0)]
+        m.Assign(core["dma_raddr"](_sub_row(c, t, walk_addr, k, kb, "reads")))
+        b["read_ends"] = lambda beat, bits: _read_ends(c, t, beat, bits)
+    else:
+        m.Assign(core["dma_raddr"](walk_addr))
+    m.Assign(rr_step(row_done & ~last))
     m.Assign(core["dma_ren"](b["on"]))
     head = wire(m, "rr_head_rows", row_bits, Mux(rp, rows[1], rows[0]))
     half = row_bits // 2
@@ -106,9 +171,10 @@ def _prefetched_reads(c: Ctx, b: dict, walk_addr, walk_low, last, rr_step) -> di
     b["off"] = wire(m, "rr_head_off", LOW, Mux(rp, offs[1], offs[0]))
     b["valid"] = wire(m, "rr_valid", 1, n != num(0, 2))
     b["busy"] = fly | b["valid"]
-    b["resets"] = [fly(0), n(0), wp(0), rp(0)]
+    b["resets"] = [fly(0), n(0), wp(0), rp(0), *b.pop("resets_k", [])]
     b["update"] = [
-        fly(issue), If(issue)(fly_off(walk_low), If(last)(b["on"](0))),
+        fly(issue), *([If(issue)(fly_off(walk_low)), If(row_done & last)(b["on"](0)), *sub] if sub else
+                      [If(issue)(fly_off(walk_low), If(last)(b["on"](0)))]),
         If(fly)(*[If(wp == num(k, 1))(rows[k](core["dma_rrow"]), offs[k](fly_off)) for k in (0, 1)], wp(~wp)),
         If(b["pop"])(rp(~rp)),
         If(fly & ~b["pop"])(n(n + 1)).Elif(~fly & b["pop"])(n(n - 1)),
@@ -116,7 +182,7 @@ def _prefetched_reads(c: Ctx, b: dict, walk_addr, walk_low, last, rr_step) -> di
     return b
 
 
-def _wide_beat(c: Ctx, t: int, values: list, w_beat, bi: int, adv) -> tuple:
+def _wide_beat(c: Ctx, t: int, values: list, w_beat, bi: int, adv, banks: list | None = None) -> tuple:
     """A row of a bus width or more: its words (every lane, or under a dataflow that packs the row
     the first lane of each distinct word, :meth:`SocMap.lane_of`), a beat's worth at a time into
     the first stage (per lane of the beat a multiplexer tree over the beats, then one over the
@@ -128,7 +194,11 @@ def _wide_beat(c: Ctx, t: int, values: list, w_beat, bi: int, adv) -> tuple:
     per_beat = min(sm.slot_bytes[t], bb) // wb  # lanes in one beat: the PPU's lanes
     firsts = [sm.lane_of(t, d) for d in range(ndf(c))]
     referenced = {x for f in firsts for x in f}
-    c.unused += [(values[i], ob) for i in range(sm.lanes[t]) if i not in referenced]
+    if banks is None:
+        c.unused += [(values[i], ob) for i in range(sm.lanes[t]) if i not in referenced]
+    else:  # shared output lanes: ``values`` are the ports' words, a lane's ports one bank word
+        seen = {id(values[x]) for x in referenced}
+        c.unused += [(w, ob) for w in banks if id(w) not in seen]
     nbs = [max(1, sm.slot(t, d) // bb) for d in range(ndf(c))]
     reals = [-(-len(f) // per_beat) for f in firsts]  # beats that hold words (the rest is padding)
     nb_real = max(reals)
@@ -141,7 +211,8 @@ def _wide_beat(c: Ctx, t: int, values: list, w_beat, bi: int, adv) -> tuple:
         by_df = {}
         for src in srcs:
             if src not in by_df:
-                by_df[src] = tree_pick(w_beat, bi, [values[x] if x >= 0 else num(0, ob) for x in src])
+                by_df[src] = tree_pick(w_beat, bi, [values[x] if x >= 0 else num(0, ob) for x in src],
+                                       merge=banks is not None)
         sel.append(per_df(c, [by_df[src] for src in srcs]))
     first = [m.Reg(f"w_s1_lane{i}", ob) for i in range(per_beat)]
     loads = [r(x) for r, x in zip(first, sel)]
@@ -193,6 +264,14 @@ def _beat_data(c: Ctx, t: int, b: dict, adv) -> dict:
     elif clog2(bb) < LOW:  # a narrow row's byte lane within the beat: the low address bits only
         c.unused.append((head_off[clog2(bb):LOW], LOW - clog2(bb)))
     ob = hm.out_bits
+    if hm.out_share:  # a bank word per shared lane, each its ports' word (lego_build.ir.outshare)
+        if slot < bb:
+            raise ConfigError(f"arch.out_lanes: output rows of {slot} B are narrower than a bus beat "
+                              f"({bb} B); shared output lanes need rows of a beat or more: set arch.out_lanes=0")
+        banks = [head[i * ob:(i + 1) * ob] for i in range(hm.out_banks)]
+        values = [banks[lane] for lane in hm.out_share]
+        d["beat"], d["strb"], d["row_last"] = _wide_beat(c, t, values, d["w_beat"], bi, adv, banks)
+        return d
     values = [head[i * ob:(i + 1) * ob] for i in range(sm.lanes[t])]
     if slot >= bb:
         d["beat"], d["strb"], d["row_last"] = _wide_beat(c, t, values, d["w_beat"], bi, adv)
@@ -244,7 +323,10 @@ def storer(c: Ctx) -> None:
     m.Assign(mo["wlast"](out_last))
     m.Assign(mo["bready"](num(1, 1)))
     m.Assign(w["wr_beat"](w_hs))
-    m.Assign(b["pop"](take & row_last))
+    # the head row (with shared output lanes and a queue, the head bank row) is done with its last beat
+    m.Assign(b["pop"](take & (b["read_ends"](w_beat, w_beat.width) if "read_ends" in b else row_last)))
+    if "beat_next" in b:  # shared output lanes: the banks hold the bank row of the beat taken next
+        m.Assign(b["beat_next"](Mux(take, Mux(row_last, num(0, w_beat.width), w_beat + 1), w_beat)))
     bursts = m.Reg("b_pending", 16)
     b_hs = mi["bvalid"]
     done = m.Reg("st_done_r")

@@ -236,12 +236,12 @@ def test_fpga_passes_register_bank_reads_and_pipeline_the_output_writes():
 
 
 def test_pipelined_rmw_leaves_folded_output_banks_in_one_cycle():
-    """lego_mnicoc's output banks fold (one adder shared by banks and dataflows): its writes keep
-    ``L_v`` 0, its reads are registered all the same."""
+    """lego_mnicoc's output banks with a lane per port fold (one adder shared by banks and
+    dataflows): its writes keep ``L_v`` 0, its reads are registered all the same."""
     from lego_build.analysis.lowering import reference_kernel
 
     cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "arch.onchip_kb=0", "arch.buffer_depth=16",
-                   "workload=conv2d"])
+                   "arch.out_lanes=0", "workload=conv2d"])
     kernel = reference_kernel([layer.kernel for layer in workload_from_config(cfg.workload).array_layers], "conv2d")
     fpga, _, _ = optimize(build_adg(kernel, cfg.arch), FPGA)
     (out,) = [b for b in fpga.buffers if b.role == "out"]

@@ -96,10 +96,13 @@ def test_random_affine_dataflows_give_forests():
         preset = "lego_mnicoc" if rng.random() < 0.4 else "systolic"
         names = ["mn", "icoc", "ohow"] if preset == "lego_mnicoc" else ["main"]
         # banks of arch.buffer_depth words: a random array's rows need not divide the preset's capacity
+        d_t = rng.choice([0, 0, 8])
+        # a column's FUs share output lanes where its control flow spaces their writes and no FIFO
+        # link needs every step once (lego_build.ir.outshare)
         overrides = [f"arch={preset}", "arch.onchip_kb=0", f"arch.family={family}", f"arch.rows={rows}",
-                     f"arch.cols={cols}",
+                     f"arch.cols={cols}", f"arch.out_lanes={2 if c[0] and not d_t else 0}",
                      f"arch.control_flow=[{c[0]},{c[1]}]", f"arch.d_s={rng.choice([1, 2])}",
-                     f"arch.d_t={rng.choice([0, 0, 8])}", "arch.max_fus=4096"]
+                     f"arch.d_t={d_t}", "arch.max_fus=4096"]
         for name in names:
             axes = [_random_axis(rng, dims, rows), _random_axis(rng, dims, cols)]
             overrides.append(f"arch.dataflows.{name}.spatial=['{axes[0]}','{axes[1]}']")
@@ -143,8 +146,12 @@ def test_broadcast_links_read_each_shared_word_once_and_fold_the_idle_banks():
     assert used == {"mn": 16, "icoc": 256}
     assert sum(1 for lk in b.links if "mn" in lk.dataflows) == 240
     assert adg.capacity("B", "mn") == 16 * adg.depth("B") and adg.capacity("B", "icoc") == adg.depth("B")
-    # IC-OC's partial sums meet at one FU per column: the output folds 16 banks under IC-OC
-    assert adg.capacity("Y", "icoc") == 16 * adg.depth("Y") and adg.capacity("Y", "mn") == adg.depth("Y")
+    # IC-OC's partial sums meet at one FU per column: its port has the whole of the lane it shares with
+    # the 7 FUs above it (arch.out_lanes: 2), 8x a port's words; with a lane per port the output folds
+    # 16 banks under IC-OC
+    assert adg.capacity("Y", "icoc") == 8 * adg.depth("Y") and adg.capacity("Y", "mn") == adg.depth("Y")
+    own = build_adg(REFERENCE["gemm"], compose([*GEMM_MNICOC, "arch.broadcast=links", "arch.out_lanes=0"]).arch)
+    assert own.capacity("Y", "icoc") == 16 * own.depth("Y") and own.capacity("Y", "mn") == own.depth("Y")
     merged_links, merged_ports, union_links, union_ports = _counts(adg, REFERENCE["gemm"])
     assert (merged_links, merged_ports) == (720, 528) == (union_links, union_ports)
 

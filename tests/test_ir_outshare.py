@@ -79,16 +79,23 @@ def test_the_period_is_the_spread_of_a_lanes_write_cycles():
         outshare.periods(lanes, (tuple(range(16)),), flat, ("main",))
 
 
-@pytest.mark.parametrize("value", ["3", "-1", "8"])
-def test_the_lanes_of_a_column_must_divide_its_rows(value):
-    with pytest.raises(ConfigError, match=rf"^arch.out_lanes={value}: must divide arch.rows=4 \(the output lanes"):
-        compose([f"arch.out_lanes={value}"])
+def test_a_column_of_any_height_shares_its_lanes():
+    """``ceil(rows / out_lanes)`` FUs per lane (the last lane of a column may have fewer), at most one
+    lane per FU; a negative count is refused."""
+    from lego_build.frontend.adg_build import build_adg
+
+    for rows, lanes, want in ((4, 3, 8), (5, 2, 8), (4, 8, 0), (13, 2, 8)):
+        cfg = compose([f"arch.rows={rows}", f"arch.out_lanes={lanes}"])
+        net = build_adg(gemm(24, 20, 16), cfg.arch).net("Y")
+        assert outshare.count(net.lanes, len(net.ports)) == want or (not want and not net.lanes)
+    with pytest.raises(ConfigError, match=r"^arch.out_lanes=-1: must be >= 0"):
+        compose(["arch.out_lanes=-1"])
 
 
 def test_shared_lanes_keep_the_banks_bits_and_a_short_reduction_is_held(tmp_path):
     """The design: a bank pair per column, four times as deep (the same SRAM); a GEMM whose whole
-    reduction is 2 steps holds each accumulation's first step 2 cycles more, which the latency
-    model counts (the mapper's roofline does not)."""
+    reduction is 2 steps holds each accumulation's first step 2 cycles more, which the mapper's
+    model and the memory system's latency model count."""
     cycles = {}
     for group in (1, 4):
         cfg = compose([f"arch.out_lanes={4 // group}", "target=rtl", "workload.K=2"])
@@ -99,8 +106,8 @@ def test_shared_lanes_keep_the_banks_bits_and_a_short_reduction_is_held(tmp_path
         cycles[group] = (layer["cycles"], layer["cycles_model"], layer["steps"])
     out = read_artifact(tmp_path / "4", "dag.json").buffer("Y")
     assert (out.lanes, out.banks, out.depth, out.share) == (16, 4, 4 * 4096, (0, 1, 2, 3) * 4)
-    assert cycles[4][0] == cycles[1][0] and cycles[4][2] == cycles[1][2] == 32
-    assert cycles[4][1] == cycles[1][1] + 32  # 16 accumulations of 2 steps, each held 2 more
+    assert cycles[4][2] == cycles[1][2] == 32  # 16 accumulations of 2 steps, each held 2 more
+    assert cycles[4][0] == cycles[1][0] + 32 and cycles[4][1] == cycles[1][1] + 32
 
 
 def _gemm_tiles(adg: ADG, arch, rng, count: int, short: bool, period: int) -> list[Tile]:

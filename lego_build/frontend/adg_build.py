@@ -48,7 +48,7 @@ def build_adg(kernel: Kernel, arch) -> ADG:
         vectors = sorted({(tuple(b - a for a, b in zip(lk.src, lk.dst)), lk.delay)
                           for _, links in per_df for lk in links if lk.kind == "direct"})
         bits = arch.acc_bits if reverse else fu.width(operand[tensor.name], arch.operand_bits)
-        lanes = group_lanes(ports, arch.rows // arch.out_lanes) if reverse and arch.out_lanes else ()
+        lanes = group_lanes(ports, -(-arch.rows // arch.out_lanes)) if reverse and arch.out_lanes else ()
         nets.append(TensorNet(
             tensor.name, tensor.role, bits, tuple(vectors), kept, ports, port_dfs,
             tuple(sorted((ds, t, w) for (ds, t), w in solutions.items())),

@@ -60,8 +60,13 @@ from lego_build.mapping.tiling import Tiling
 class Model:
     """Evaluates schedules of one kernel on one hierarchy (precomputes what does not depend on them)."""
 
-    def __init__(self, kernel: Kernel, h: Hierarchy, operand_bits: int | None = None, tile_overhead: int = 0):
+    def __init__(self, kernel: Kernel, h: Hierarchy, operand_bits: int | None = None, tile_overhead: int = 0,
+                 period: int = 1):
         self.kernel, self.h, self.tile_overhead = kernel, h, tile_overhead
+        # shared output lanes (lego_build.ir.outshare): an accumulation at the controller level (the
+        # array's fan-out level) takes at least ``period`` cycles, a shorter one holding its first step
+        self.period = period
+        self.reduction = tuple(kernel.dims[d].name for d in kernel.reduction_dims)
         # memos (a search asks the same questions of many schedules)
         self._dim: dict[tuple, DimTiling] = {}  # dim_tiling(): per (dim, its spatial factors, its tiles)
         self._grids: dict[tuple, Grid] = {}  # _grid(): per (spatial, tiles)
@@ -310,14 +315,30 @@ class Model:
         for tname, words in sorted(network.items()):
             breakdown.append(("network", self.roles[tname], words * self._tensors[tname].bits / 16 * h.hop_pj))
         # ---- latency
-        compute = g.steps + g.tiles * self.tile_overhead
+        steps = self.held_steps(g)
+        compute = steps + g.tiles * self.tile_overhead
         cycles, level_cycles = self.roofline(compute, traffic)
         g.nests[nest] = Evaluation(
             valid=True, energy_pj=sum(pj for *_, pj in breakdown), breakdown=tuple(breakdown),
             accesses=tuple(accesses), compute_cycles=compute, level_cycles=tuple(level_cycles), cycles=cycles,
-            utilization=macs / (g.steps * h.pes), tilings=g.tilings,
+            utilization=macs / (steps * h.pes), tilings=g.tilings,
         )
         return g.nests[nest]
+
+    def held_steps(self, g: Grid) -> int:
+        """The cycles the array steps through ``g``'s tiles: its steps, each accumulation shorter than
+        :attr:`period` held that long (:meth:`lego_build.ir.host.HostMap.held`). Per reduction dim the
+        controller level runs ``k`` tiles of ``P`` trips and a last of ``R`` (Ruby, seed 002), so the
+        tiles' accumulations come in at most ``2**dims`` lengths, each ``count`` times."""
+        if self.period <= 1:
+            return g.steps
+        j, tilings = self.t_pos[self.h.fanout], dict(g.tilings)
+        kinds, rest = [(1, 1)], g.steps  # (accumulations' count, their steps) per length
+        for d in self.reduction:
+            k, p, r = tilings[d].schedule()[j]
+            rest //= k * p + r
+            kinds = [(c * n, t * x) for c, t in kinds for n, x in ((k, p), (1, r)) if n]
+        return rest * sum(c * max(t, self.period) for c, t in kinds)
 
     def price(self, m: int, tname: str, reads: float, writes: float) -> tuple[float, float]:
         """(pJ, bits moved) of ``reads`` and ``writes`` of tensor ``tname``'s words at level ``m``: a

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lego_build.analysis.lowering import lower
 from lego_build.analysis.stage import layers_of
-from lego_build.backend.interface import host_map, soc_map
+from lego_build.backend.interface import host_map, out_periods, soc_map
 from lego_build.config.schema import LegoConfig
 from lego_build.errors import InputError
 from lego_build.frontend.links import first_indirect
@@ -93,7 +93,7 @@ def _widths(kernel: Kernel, arch) -> tuple[Kernel, Kernel]:
 
 
 def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, latency: int,
-                models: dict | None = None) -> Mapspace:
+                models: dict | None = None, period: int = 1) -> Mapspace:
     """The mapspace of ``kernel`` on the generated array under ``dataflow``.
 
     The array's spatial unrolling is the dataflow's; the controller level (the
@@ -107,7 +107,9 @@ def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, late
     memory (seed 004 §6.3: a 4-bit weight moves half the bytes of an 8-bit one and a level
     sized in bytes holds twice as many; a group format's scales add their share).
     ``models``: the cost models of the layer's other dataflows, by what they cost; one on the same
-    levels (``arch.memory``) is shared, with its memos of tilings, fits and footprints.
+    levels (``arch.memory``) is shared, with its memos of tilings, fits and footprints. ``period``:
+    the array's shortest accumulation under ``dataflow`` (shared output lanes hold a shorter one,
+    :meth:`lego_build.ir.host.HostMap.out_period`), which the model's steps count.
     """
     banked, costed = _widths(kernel, arch)
     h = _hierarchy(banked, adg, dataflow, arch)
@@ -121,7 +123,7 @@ def layer_space(kernel: Kernel, adg: ADG, dataflow: Dataflow, arch, mapper, late
     )
     # per tile: the start cycle, the pipeline latency and the output banks' read-modify-write cycle
     models = {} if models is None else models
-    key = (costed, h, arch.operand_bits, 2 + max(1, latency))
+    key = (costed, h, arch.operand_bits, 2 + max(1, latency), period)
     if key not in models:
         models[key] = Model(*key)
     return Mapspace(models[key], mapper.mapspace, rules)
@@ -172,7 +174,7 @@ def _controller(space: Mapspace, kernel: Kernel, dataflow: Dataflow, schedule, e
 
 
 def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow | None, arch, mapper, latency: int,
-              view: MemView | None = None, models: dict | None = None) -> dict:
+              view: MemView | None = None, models: dict | None = None, periods: dict | None = None) -> dict:
     """Best schedule of ``kernel`` under ``dataflow`` by ``mapper.search`` (ask/tell, reasons kept);
     ``latency``: the generated array's pipeline latency (the optimized DAG's). ``dataflow=None``:
     the unrolling is searched too (:func:`unroll_space`); the result names the array's dataflow
@@ -184,14 +186,14 @@ def map_layer(kernel: Kernel, adg: ADG, dataflow: Dataflow | None, arch, mapper,
     per-tile roofline does not see; for a latency or EDP objective that figure chooses among
     them (seed 004 §6.2: the scheduler guided by the performance simulator) and is reported as
     ``cycles_model`` (the energy objective times only the mapping :func:`best_dataflow` keeps).
-    ``models``: shared by the layer's dataflows (:func:`layer_space`). With shared output lanes
-    (:mod:`lego_build.ir.outshare`) an accumulation shorter than the lanes' period is held that long
-    by the array (:mod:`lego_build.emit.ctrl`): the latency model counts it (``cycles_model``), the
-    mapper's roofline does not."""
+    ``models``: shared by the layer's dataflows (:func:`layer_space`); ``periods``: per dataflow the
+    array's shortest accumulation (shared output lanes, :mod:`lego_build.ir.outshare`: a shorter one
+    holds its first step, which both models count)."""
     if dataflow is None:  # mapper.unroll=search
         space = unroll_space(kernel, arch, mapper, latency)
     else:
-        space = layer_space(kernel, adg, dataflow, arch, mapper, latency, models)
+        period = (periods or {}).get(dataflow.name, 1)
+        space = layer_space(kernel, adg, dataflow, arch, mapper, latency, models, period)
         if reason := space.remainder_reason(dataflow.name):
             return {"status": "unmappable", "reason": reason}
     bound = lower_bound(space.m)
@@ -271,7 +273,8 @@ def unmappable_reason(search) -> str:
     return reasons[-1] if reasons else "empty mapspace"
 
 
-def best_dataflow(kernel: Kernel, adg: ADG, arch, mapper, latency: int, view: MemView | None = None) -> dict:
+def best_dataflow(kernel: Kernel, adg: ADG, arch, mapper, latency: int, view: MemView | None = None,
+                  periods: dict | None = None) -> dict:
     """Map under every dataflow the layer can use; keep the best by the objective (issue: per-layer
     choice), timed by the memory system's latency model where there is one: every kept mapping
     has its ``cycles_model`` (what the reports give as the hardware's time where the layer did
@@ -282,7 +285,7 @@ def best_dataflow(kernel: Kernel, adg: ADG, arch, mapper, latency: int, view: Me
         if conflict:
             reasons.append(conflict)
             continue
-        result = map_layer(kernel, adg, df, arch, mapper, latency, view, models)
+        result = map_layer(kernel, adg, df, arch, mapper, latency, view, models, periods)
         (results if result["status"] == "mapped" else reasons).append(
             result if result["status"] == "mapped" else result["reason"])
     if not results:
@@ -306,10 +309,12 @@ def _weighted(rows: list[dict], key: str) -> dict[str, float]:
     return {name: round(pj, 6) for name, pj in sorted(out.items())}
 
 
-def map_workload(layers, adg: ADG, latency: int, arch, mapper, view: MemView | None = None, jobs: int = 1) -> dict:
+def map_workload(layers, adg: ADG, latency: int, arch, mapper, view: MemView | None = None, jobs: int = 1,
+                 periods: dict | None = None) -> dict:
     """Every array layer on the generated array ``adg`` (from ``adg.json``) whose pipeline takes
     ``latency`` cycles (the optimized DAG of ``dag.json``), with its memory system ``view``;
-    ``jobs``: the processes a search's network step may use (``run.map_jobs``)."""
+    ``jobs``: the processes a search's network step may use (``run.map_jobs``); ``periods``: per
+    dataflow, the array's shortest accumulation (:func:`map_layer`)."""
     cache: dict[Kernel, dict] = {}
     entries, lowered_of = [], {}
     todo = [(entry, kernel) for entry, kernel in layers if kernel is not None]
@@ -322,7 +327,7 @@ def map_workload(layers, adg: ADG, latency: int, arch, mapper, view: MemView | N
                 row.update(status="unmappable", reason=f"no lowering of {kernel.name} to arch.family={arch.family}")
             else:
                 if lowered not in cache:
-                    cache[lowered] = best_dataflow(lowered, adg, arch, mapper, latency, view)
+                    cache[lowered] = best_dataflow(lowered, adg, arch, mapper, latency, view, periods)
                 row.update(cache[lowered])
                 lowered_of[entry["name"]] = lowered
                 if "fatal" in row:
@@ -427,8 +432,9 @@ def run(cfg: LegoConfig, design_dir: Path, inputs) -> dict:
     for note in (notes := preset_notes(cfg.mapper, cfg.arch)):
         print(f"map: {note}")
     try:
+        periods = dict(zip(dag.dataflows, out_periods(dag))) if any(b.share for b in dag.buffers) else None
         result = map_workload(layers_of(inputs["analysis.json"]), adg, dag.latency, cfg.arch, cfg.mapper, view,
-                              cfg.run.map_jobs)
+                              cfg.run.map_jobs, periods)
     finally:
         interrupted = stop.requested()
         stop.clear()  # a later stage's Ctrl-C abandons the build again

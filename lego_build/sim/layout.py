@@ -167,8 +167,8 @@ def input_banks(kernel: Kernel, mapping: Mapping, adg: ADG, dataflow: Dataflow, 
 
 def output_reads(kernel: Kernel, mapping: Mapping, adg: ADG,
                  dataflow: Dataflow) -> list[tuple[int, int, tuple[int, ...]]]:
-    """``(lane, addr, element index)`` of every real output element (a shared output lane's bank
-    row, :func:`lego_build.ir.outshare.physical`).
+    """``(lane, addr, element index)`` of every real output element (lane: its port; a shared
+    output lane's bank and row: :func:`bank_reads`).
 
     Only iteration points inside the loop bounds count: an FU past the edge of a dim
     (e.g. output channel 1 of a depthwise conv, whose element index ``g + oc`` is
@@ -190,18 +190,22 @@ def output_reads(kernel: Kernel, mapping: Mapping, adg: ADG,
     if not lanes:
         return []
     lane_of, addr_of, elem_of = np.concatenate(lanes), np.concatenate(addrs), np.concatenate(elems)
-    net = adg.net(out.name)
-    if net.lanes:  # shared output lanes: the port's lane, and its slot below the logical address
-        pack = net.packs[[d.name for d in adg.dataflows].index(dataflow.name)]
-        slot = np.array(outshare.slots(net.lanes, pack), dtype=np.int64)[lane_of]
-        addr_of = (addr_of << outshare.shift(net.lanes, pack)) | slot
-        lane_of = np.array(net.lanes, dtype=np.int64)[lane_of]
     # one read per (lane, address), sorted by both; where several points write an address the
     # last one in iteration order is the element it holds at the end
     key = lane_of * (int(addr_of.max(initial=0)) + 1) + addr_of
     _, first_from_end = np.unique(key[::-1], return_index=True)
     last = len(key) - 1 - first_from_end
     return [(int(lane_of[i]), int(addr_of[i]), tuple(int(x) for x in elem_of[i])) for i in last]
+
+
+def bank_reads(adg: ADG, dataflow: Dataflow, reads: list) -> list[tuple[int, int, tuple[int, ...]]]:
+    """:func:`output_reads` at the banks the host port reads: a port's word in its shared output
+    lane's bank row (:func:`lego_build.ir.outshare.physical`); the same reads without sharing."""
+    net = next(n for n in adg.nets if n.role == "out")
+    if not net.lanes:
+        return reads
+    pack = net.packs[[d.name for d in adg.dataflows].index(dataflow.name)]
+    return [(*outshare.physical(net.lanes, pack, lane, addr), idx) for lane, addr, idx in reads]
 
 
 def _rows(kernel: Kernel, mapping: Mapping, tensor: str) -> np.ndarray:

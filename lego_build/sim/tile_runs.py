@@ -20,7 +20,7 @@ from lego_build.ir.workload import Kernel
 from lego_build.mapping.sim_tile import reduction_tile, window
 from lego_build.sim import verilator
 from lego_build.sim.golden import golden, outputs_computed, wrap_signed
-from lego_build.sim.layout import config_words, delay_cycles, fifo_steps, input_banks, output_reads
+from lego_build.sim.layout import bank_reads, config_words, delay_cycles, fifo_steps, input_banks, output_reads
 from lego_build.sim.ppu import PPUConfig, apply, epilogue_config
 from lego_build.sim.tiles import DataSource, Tile, with_bits
 
@@ -68,7 +68,8 @@ def _plan(hm: HostMap, adg: ADG, tile: Tile) -> _Plan:
         info["fifo_groups"] = [
             {"shift": {d: v for d, v in zip(adg.dims, sh) if v}, "depth": delay_cycles(bounds, t) if t else None}
             for sh, t in zip(hm.shifts, steps)]
-    return _Plan(kernel, origin, output_reads(kernel, tile.mapping, adg, dataflow), outputs_computed(kernel),
+    return _Plan(kernel, origin, bank_reads(adg, dataflow, output_reads(kernel, tile.mapping, adg, dataflow)),
+                 outputs_computed(kernel),
                  config_words(hm, kernel, tile.mapping, tile.dataflow, adg), info)
 
 

@@ -44,8 +44,9 @@ class Tile:
 
 def representatives(design_dir: Path, adg: ADG, target) -> list[Tile]:
     """:func:`representative_tiles` of the ``mapping.json`` and ``analysis.json`` in ``design_dir``."""
+    hm = design_dir / "rtl" / "host_interface.json"  # the map stage's callers have no RTL yet
     return representative_tiles(read_artifact(design_dir, "mapping.json"), load_layers(design_dir), adg, target,
-                                read_artifact(design_dir, "rtl/host_interface.json"))
+                                read_artifact(design_dir, "rtl/host_interface.json") if hm.exists() else None)
 
 
 def epilogues(layers) -> dict[str, tuple[str, ...]]:

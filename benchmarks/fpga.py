@@ -38,6 +38,10 @@ RUNS = {
     "gemmini_like-8x8-soc-ecp5-85f": (["target.device=ecp5-85f", "arch=gemmini_like", "arch.rows=8",
                                        "arch.cols=8", "workload=conv2d", "arch.onchip_kb=64",
                                        "arch.onchip_split={input:24,weight:24,output:16}"], "resnet18"),
+    # the default 4x4 on the GW1NR-9: a lane per output port takes 512 of its 270 LUT RAM blocks at 8 KB;
+    # one output lane per column shared by its four FUs (arch.out_lanes=1) puts them in block RAM
+    "default-4x4-array-gw1nr-9": (["target.device=gw1nr-9", "target.fpga_top=array", "arch.onchip_kb=8",
+                                   "arch.out_lanes=1"], "lenet"),
     # the small parts' 2x2 arrays run LeNet (ResNet-18 would take 460 M cycles, 40 minutes in Verilator)
     "default-2x2-array-gw1nr-9": (["target.device=gw1nr-9", "target.fpga_top=array", "arch.rows=2", "arch.cols=2",
                                   "arch.onchip_kb=4"], "lenet"),

@@ -54,8 +54,16 @@ def test_the_default_design_is_refused_with_the_block_rams_it_needs_and_a_small_
     # GW1NR-9's 270 blocks (nextpnr: "no BELs remaining ... RAM16SDP4"); the 2x2 takes 192, as its
     # place and route reported
     with pytest.raises(ConfigError, match=r"needs at least 640 LUT RAM blocks \(16 x 4 bits\), the part has 270; "
-                                          r"parts that hold it: ecp5-25f, ecp5-45f, ecp5-85f$"):
+                                          r"parts that hold it: ecp5-25f, ecp5-45f, ecp5-85f; or make it fit with "
+                                          r"arch.out_lanes=1 arch.onchip_kb=1$"):
         fpga.check(compose(["target=fpga", "target.device=gw1nr-9", "arch.onchip_kb=4", "optimizer=lego"]))
+    # at 8 KB its 32 output banks of 21 words take 512 LUT RAM blocks; a shared output lane per column
+    # (arch.out_lanes=1: 8 banks of 84 words, in block RAM) keeps the 8 KB
+    with pytest.raises(ConfigError, match=r"needs at least 512 LUT RAM blocks .*; or make it fit with "
+                                          r"arch.out_lanes=1$"):
+        fpga.check(compose(["target=fpga", "target.device=gw1nr-9", "arch.onchip_kb=8"]))
+    assert fpga.needs(compose(["target=fpga", "target.device=gw1nr-9", "arch.onchip_kb=8", "arch.out_lanes=1"]),
+                      PARTS["gw1nr-9"]) == {"brams": 16, "lutrams": 0, "dsps": 16}
     two = compose(two_overrides())
     assert fpga.needs(two, PARTS["gw1nr-9"]) == {"brams": 12, "lutrams": 0, "dsps": 4}
     assert fpga.needs(compose([*two_overrides(), "optimizer=lego"]), PARTS["gw1nr-9"]) == \

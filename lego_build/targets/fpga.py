@@ -166,9 +166,29 @@ def check(cfg) -> None:
     mems = memories(cfg)
     need = needs(cfg, part, mems)
     short = [k for k in MEMORY if need.get(k, 0) > getattr(part, k)]
-    kb = fitting_kb(cfg, part, mems) if short else None
+    fix = remedy(cfg, part, mems) if short else None
     fit(part, need, f"arch={cfg.arch.name} ({cfg.arch.rows}x{cfg.arch.cols})", lambda other: needs(cfg, other, mems),
-        {k: f"make it fit with arch.onchip_kb={kb:g}" for k in short} if kb else None)
+        {k: f"make it fit with {fix}" for k in short} if fix else None)
+
+
+def remedy(cfg, part: Part, mems: list) -> str | None:
+    """The overrides that make the design's banks fit ``part`` with the most capacity left, or None:
+    the largest ``arch.onchip_kb`` that does (:func:`fitting_kb`), or, where the output ports have a
+    lane each (``arch.out_lanes=0``), one output lane per column shared by its FUs
+    (:mod:`lego_build.ir.outshare`: the same bits in fewer, deeper banks) where that keeps more."""
+    from dataclasses import replace
+
+    kb = fitting_kb(cfg, part, mems)
+    plain = f"arch.onchip_kb={kb:g}" if kb is not None else None
+    shared = replace(cfg, arch=replace(cfg.arch, out_lanes=1))
+    if cfg.arch.out_lanes or memories(shared) == mems:
+        return plain
+    if all(needs(shared, part).get(k, 0) <= getattr(part, k) for k in MEMORY):
+        return "arch.out_lanes=1"
+    kb_shared = fitting_kb(shared, part, memories(shared))
+    if kb_shared is not None and (kb is None or kb_shared > kb):
+        return f"arch.out_lanes=1 arch.onchip_kb={kb_shared:g}"
+    return plain
 
 
 #: the resources a design's banks take

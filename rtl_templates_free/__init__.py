@@ -11,6 +11,8 @@ from .primitives import (
     PPU_RELU,
     PPU_REQUANT,
     mk_acc,
+    mk_acc_select,
+    mk_acc_sum,
     mk_add,
     mk_bank,
     mk_bank_rows,
@@ -26,6 +28,7 @@ from .primitives import (
     sign_extend,
 )
 
-__all__ = ["PPU_LUT", "PPU_RELU", "PPU_REQUANT", "mk_acc", "mk_add", "mk_bank", "mk_bank_rows", "mk_bitfusion_mul",
+__all__ = ["PPU_LUT", "PPU_RELU", "PPU_REQUANT", "mk_acc", "mk_acc_select", "mk_acc_sum", "mk_add",
+           "mk_bank", "mk_bank_rows", "mk_bitfusion_mul",
            "mk_fifo", "mk_mac", "mk_mul", "mk_ppu", "mk_ppu_lane_pipe", "mk_rmw", "mk_rmw_pipe",
            "mk_table", "sign_extend"]

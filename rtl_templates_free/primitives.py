@@ -222,6 +222,38 @@ def mk_acc(in_bits: int, acc_bits: int) -> Module:
     return m
 
 
+def mk_acc_select(in_bits: int, chain_bits: int, acc_bits: int) -> Module:
+    """Accumulator with a partial-sum chain input (latency 1, :mod:`lego_build.backend.passes.acc_fusion`):
+    ``y <= p + (chain ? c : first ? 0 : y)``, ``p`` and ``c`` sign-extended to ``acc_bits``."""
+    m = Module(f"lego_acc_sel_{in_bits}_{chain_bits}_{acc_bits}")
+    clk = m.Input("clk")
+    first, chain = m.Input("first"), m.Input("chain")
+    p, c = m.Input("p", in_bits), m.Input("c", chain_bits)
+    y = m.OutputReg("y", acc_bits)
+    p_ext, c_ext = m.Wire("p_ext", acc_bits), m.Wire("c_ext", acc_bits)
+    m.Assign(p_ext(sign_extend(p, in_bits, acc_bits)))
+    m.Assign(c_ext(sign_extend(c, chain_bits, acc_bits)))
+    m.Always(Posedge(clk))(y(p_ext + Mux(chain, c_ext, Mux(first, Int(0, acc_bits, base=10), y))))
+    return m
+
+
+def mk_acc_sum(in_bits: tuple[int, ...], acc_bits: int) -> Module:
+    """Accumulator of a spatial sum (latency 1, :mod:`lego_build.backend.passes.acc_fusion`):
+    ``y <= i0 + i1 + ... + (first ? 0 : y)``, each input sign-extended to ``acc_bits``."""
+    m = Module(f"lego_acc_sum_{'_'.join(str(b) for b in in_bits)}_{acc_bits}")
+    clk = m.Input("clk")
+    first = m.Input("first")
+    y = m.OutputReg("y", acc_bits)
+    total = None
+    for i, bits in enumerate(in_bits):
+        port = m.Input(f"i{i}", bits)
+        ext = m.Wire(f"i{i}_ext", acc_bits)
+        m.Assign(ext(sign_extend(port, bits, acc_bits)))
+        total = ext if total is None else total + ext
+    m.Always(Posedge(clk))(y(total + Mux(first, Int(0, acc_bits, base=10), y)))
+    return m
+
+
 def mk_add(in_bits: tuple[int, ...], out_bits: int) -> Module:
     """Registered adder ``s <= i0 + i1 + ...`` (latency 1): a node of a spatial reduction."""
     m = Module(f"lego_add_{'_'.join(str(b) for b in in_bits)}_{out_bits}")

@@ -136,7 +136,8 @@ def test_reduction_tree_balances_broadcast_chains():
     lp = dict(delay_matching="lp", time_limit_s=30.0)
     chain = optimize(_icoc_adg(8, (0, 0)), OptimizerConf(passes=["bitwidth", "delay_matching"], **lp))[0]
     balanced = optimize(_icoc_adg(8, (0, 0)), OptimizerConf(passes=LEGO_PASSES, **lp))[0]
-    assert balanced.latency == chain.latency - 7 + 3  # a chain of seven adders becomes log2(8) = 3 levels
+    # a chain of seven adders becomes log2(8) = 3 levels, the root's in the accumulator (acc_fusion)
+    assert balanced.latency == chain.latency - 7 + 3 - 1
     assert balanced.register_bits() < chain.register_bits() / 3
 
 
@@ -205,6 +206,39 @@ def test_power_gating_enables_only_links_some_dataflow_leaves_idle():
             assert set(e.enable) == {df for df in dag.dataflows if i in live[df]} != set(dag.dataflows)
     # IC-OC's partial-sum links carry nothing in MN
     assert any(e.enable == ("icoc",) and e.src.startswith(("add_", "mul_", "gate_")) for e in gated)
+
+
+def test_acc_fusion_folds_each_fus_adder_into_its_accumulator():
+    """lego_mnicoc (MN and IC-OC on one 4x4 array): the adders of rows 1-2 join their accumulators
+    by a select (IC-OC's chain, which never writes them), row 3's by a third input (its sum is
+    written in both dataflows); no adder and no chain gate is left, and the product reaches the
+    accumulator a cycle sooner. gemmini_like's columns end in the three-input form only."""
+    from lego_build.ir.dag import GateSpec
+
+    cfg = compose([*GEMM_MNICOC, "arch.rows=4", "arch.cols=4"])
+    adg = build_adg(gemm(16, 16, 16), cfg.arch)
+    without = [p for p in LEGO_PASSES if p != "acc_fusion"]
+    plain, log_plain, _ = optimize(adg, OptimizerConf(passes=without, delay_matching="lp", time_limit_s=30.0))
+    fused, log, _ = optimize(adg, LP)
+    kinds = [n.kind for n in fused.nodes]
+    assert "add" not in kinds and kinds.count("acc") == 16 and kinds.count("mul") == 16
+    select = [n for n in fused.nodes if n.kind == "acc" and n.attrs is not None]
+    assert sorted(n.name for n in select) == sorted(f"acc_{r}_{c}" for r in (1, 2) for c in range(4))
+    assert {n.spec(GateSpec).dataflows for n in select} == {("icoc",)}
+    into = fused.edges_into()
+    for n in select:  # the chain's sum at the adder's width, not the accumulator's
+        (c,) = (e for e in into[n.name] if e.dst_port == "c")
+        assert c.src.startswith(("mul_0_", "acc_", "dly_mul_0_", "dly_acc_")) and c.width < n.width
+    sums = [n.name for n in fused.nodes if n.kind == "acc" and any(e.dst_port == "c0" for e in into[n.name])]
+    assert sorted(sums) == [f"acc_3_{c}" for c in range(4)]
+    assert not [n for n in fused.nodes if n.kind == "gate" and n.name.startswith("gate_") and
+                any(e.dst in {s.name for s in select} for e in fused.edges if e.src == n.name)]
+    assert log[-1]["adders"] == log_plain[-1]["adders"] - 12
+    assert fused.latency == plain.latency - 1
+    gm = compose(["arch=gemmini_like", "arch.rows=4", "arch.cols=4", "workload=conv2d"])
+    gdag, _, _ = optimize(build_adg(workload_from_config(gm.workload).layers[0].kernel, gm.arch), LP)
+    assert [n.name for n in gdag.nodes if n.kind == "acc"] == [f"acc_3_{c}" for c in range(4)]
+    assert not [n for n in gdag.nodes if n.kind == "acc" and n.attrs is not None]
 
 
 def test_mac_fusion_keeps_the_schedule_and_fuses_every_fu():

@@ -38,7 +38,8 @@ SHIDIANNAO = ["arch=shidiannao", "workload=conv2d", "workload.in_h=8", "workload
     (ICOC, "delay_elaboration", None),  # edge delays become explicit delay blocks
     (SHIDIANNAO, "fifo_sizing", "fifo_bits"),  # kw-shift FIFOs shrink to one word
     ([], "mac_fusion", "nodes"),  # multiply + accumulate in one primitive
-], ids=["pin_reuse", "power_gating", "delay_elaboration", "fifo_sizing", "mac_fusion"])
+    (MNICOC, "acc_fusion", "adders"),  # the FUs' adders into their accumulators
+], ids=["pin_reuse", "power_gating", "delay_elaboration", "fifo_sizing", "mac_fusion", "acc_fusion"])
 def test_each_remaining_pass_acts_and_keeps_the_array_bit_exact(tmp_path, design, extra, changes):
     """The mandatory pair plus one pass, on a design where that pass changes the hardware."""
     from lego_build.backend.passes import ORDER, get

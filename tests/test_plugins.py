@@ -17,8 +17,8 @@ from lego_build.errors import ConfigError, StageError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PLUGINS = REPO_ROOT / "tests" / "plugins"
-PASSES = "[reduction_tree,pin_reuse,fifo_sizing,bitwidth,wire_audit,delay_matching,broadcast_rewiring,power_gating," \
-         "delay_elaboration]"
+PASSES = "[reduction_tree,pin_reuse,fifo_sizing,bitwidth,acc_fusion,wire_audit,delay_matching,broadcast_rewiring," \
+         "power_gating,delay_elaboration]"
 LAYERS_CSV = "name,M,N,K\nproj,7,5,11\nhead,4,9,6\n"
 
 

@@ -15,8 +15,8 @@ class OptimizerConf:
 
     name: str = "lego"
     passes: List[str] = field(default_factory=lambda: ["reduction_tree", "pin_reuse", "fifo_sizing", "bitwidth",
-                                                         "delay_matching", "broadcast_rewiring", "power_gating",
-                                                         "delay_elaboration"])
+                                                         "acc_fusion", "delay_matching", "broadcast_rewiring",
+                                                         "power_gating", "delay_elaboration"])
     delay_matching: str = "lp"
     solver: str = "cbc"
     time_limit_s: float = 60.0

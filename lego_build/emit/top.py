@@ -19,7 +19,7 @@ from lego_build.emit.inbank import merged, read_port
 from lego_build.emit.outbank import shared_port, write_port
 from lego_build.fulang.kinds import FUS
 from lego_build.ir.dag import DAG, DelaySpec, Edge, FifoSpec, GateSpec, MulSpec, MuxSpec, Node, PortSpec
-from rtl_templates_free import mk_acc, mk_add, mk_fifo, mk_mac, mk_ppu, mk_table
+from rtl_templates_free import mk_acc, mk_acc_select, mk_acc_sum, mk_add, mk_fifo, mk_mac, mk_ppu, mk_table
 from rtl_templates_free.primitives import MAC_LATENCY, PPU_TABLE
 
 #: node kinds whose signals the controller drives (:func:`lego_build.emit.ctrl.mk_ctrl`): no instance of their own
@@ -168,10 +168,13 @@ def _edges(t: _Top) -> None:
         out = NODE_KINDS[n.kind].out if n.kind in NODE_KINDS else None
         if out:
             t.signal[(n.name, out)] = t.m.Wire(f"{n.name}_{out}", n.width)
+    kinds = {n.name: n.kind for n in t.dag.nodes}
     for e in t.dag.edges:
         if (e.src, e.src_port) not in t.signal:  # the depth of one-word FIFOs: no wire
             continue
         src = t.signal[(e.src, e.src_port)]
+        if kinds.get(e.src) == "acc" and e.width < src.width:
+            src = src[0:e.width]  # a fused accumulator's chain sum: the adder's bits (acc_fusion)
         if e.delay:
             src = t.shift_register(f"dly_{_edge_name(e)}", src, e.width, e.delay, e.enable)
         t.inp[(e.dst, e.dst_port)] = src
@@ -304,10 +307,26 @@ def _mac(t: _Top, n: Node) -> None:
 
 
 def _acc(t: _Top, n: Node) -> None:
-    mod = mk_acc(t.dag.width_into(n.name, "p"), n.width)
-    t.m.Instance(t.use(mod), f"u_{n.name}", ports=[
-        ("clk", t.port["clk"]), ("first", t.inp[(n.name, "first")]), ("p", t.inp[(n.name, "p")]),
-        ("y", t.signal[(n.name, "y")])])
+    """An accumulator; fused with its FU's adder (:mod:`lego_build.backend.passes.acc_fusion`) it
+    takes the chain's partial sum in the dataflows of its select (``c``), or adds the adder's
+    other inputs (``c0``, ...)."""
+    dag, inp = t.dag, t.inp
+    head = [("clk", t.port["clk"]), ("first", inp[(n.name, "first")])]
+    if n.attrs is not None:  # the select form
+        hm = t.hm
+        chain = df_is(inp[(n.name, "sel")], [hm.dataflows.index(df) for df in n.spec(GateSpec).dataflows], hm.df_bits)
+        mod = mk_acc_select(dag.width_into(n.name, "p"), dag.width_into(n.name, "c"), n.width)
+        ports = head + [("chain", chain), ("p", inp[(n.name, "p")]), ("c", inp[(n.name, "c")])]
+    else:
+        ins = sorted((e for e in dag.edges if e.dst == n.name and e.dst_port not in ("first",)),
+                     key=lambda e: (e.dst_port != "p", e.dst_port))
+        if len(ins) == 1:
+            mod = mk_acc(ins[0].width, n.width)
+            ports = head + [("p", inp[(n.name, "p")])]
+        else:  # the three-input form
+            mod = mk_acc_sum(tuple(e.width for e in ins), n.width)
+            ports = head + [(f"i{i}", inp[(n.name, e.dst_port)]) for i, e in enumerate(ins)]
+    t.m.Instance(t.use(mod), f"u_{n.name}", ports=ports + [("y", t.signal[(n.name, "y")])])
 
 
 @dataclass(frozen=True)

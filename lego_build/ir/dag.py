@@ -143,7 +143,7 @@ S = TypeVar("S", TensorSpec, PortSpec, FifoSpec, MuxSpec, GateSpec, DelaySpec, M
 #: the attribute record of each node kind that has one (a broadcast tap's ``pin`` has none)
 SPEC_OF_KIND: dict[str, type] = {"agen": TensorSpec, "pin": TensorSpec, "read": PortSpec, "write": PortSpec,
                                  "fifo": FifoSpec, "mux": MuxSpec, "gate": GateSpec, "delay": DelaySpec,
-                                 "mul": MulSpec}
+                                 "mul": MulSpec, "acc": GateSpec}
 #: records ``dag.json`` leaves implicit (written as no pairs): an always-clocked delay block, a default-FU multiplier
 IMPLICIT: dict[str, NodeAttrs] = {"delay": DelaySpec(), "mul": MulSpec()}
 

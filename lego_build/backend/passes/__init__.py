@@ -33,7 +33,7 @@ class Pass:
 #: every built-in pass in canonical order (``mac_fusion``, ``registered_reads``, ``pipelined_rmw``,
 #: ``row_prefetch`` and ``merged_halves`` are for FPGA targets: ``optimizer=fpga``)
 ORDER: tuple[str, ...] = ("reduction_tree", "pin_reuse", "mac_fusion", "registered_reads", "pipelined_rmw",
-                          "row_prefetch", "merged_halves", "fifo_sizing", "bitwidth", "delay_matching",
+                          "row_prefetch", "merged_halves", "fifo_sizing", "bitwidth", "acc_fusion", "delay_matching",
                           "broadcast_rewiring", "power_gating", "delay_elaboration")
 
 PASSES: Registry[Pass] = Registry("lego_build.passes", "optimizer.passes",

@@ -28,6 +28,8 @@ def live_edges(dag: DAG, dataflow: str) -> set[int]:
     def passes(node, port) -> bool:
         if node.kind == "gate":
             return port == "sel" or dataflow in node.spec(GateSpec).dataflows
+        if node.kind == "acc" and node.attrs is not None:  # a fused accumulator's chain input (acc_fusion)
+            return port != "c" or dataflow in node.spec(GateSpec).dataflows
         if node.kind == "mux":
             return port in ("sel", f"i{node.spec(MuxSpec).input_of(dataflow)}")
         return True

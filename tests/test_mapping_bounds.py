@@ -42,6 +42,7 @@ def spaces(overrides, tmp_path, mapspace="pfm"):
                     yield df.name, space
 
 
+@pytest.mark.slow  # an exhaustive search per real layer (43 s on eyeriss_ruby)
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_no_mapping_beats_the_bound(case, tmp_path):
     """Every valid candidate of an exhaustive (or, where too large, long random) search costs at

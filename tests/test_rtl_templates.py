@@ -136,6 +136,7 @@ def _harness(duts: dict) -> Module:
     return m
 
 
+@pytest.mark.slow  # builds and runs Verilator models
 @requires_verilator
 def test_bitfusion_rtl_bit_exact_under_verilator(tmp_path):
     duts = {name: make() for name, (make, *_) in DUTS.items()}
@@ -209,6 +210,7 @@ int main() {
 """
 
 
+@pytest.mark.slow
 @requires_verilator
 @pytest.mark.parametrize("width,depth,rows,outreg", [(8, 32, 4, False), (16, 64, 2, False), (8, 4096, 4, False),
                                                     (8, 32, 4, True), (16, 64, 1, True)])
@@ -328,6 +330,7 @@ def _rmw_harness(bits: int, depth: int) -> list[Module]:
     return [rmw, bank, m]
 
 
+@pytest.mark.slow
 @requires_verilator
 def test_pipelined_read_modify_write_forwards_the_writes_a_read_missed(tmp_path):
     """20,000 random requests (80 % writes, most accumulating) to four addresses of two halves:

@@ -26,6 +26,7 @@ def test_paused_disables_the_collector_and_restores_it():
         gc.enable()
 
 
+@pytest.mark.slow  # whole map stages of ResNet-18 on Eyeriss
 @pytest.mark.parametrize("overrides", [
     ["arch=eyeriss_ruby", "mapper=ruby_s", "arch.operand_registers=false", "arch.window_forwarding=false"],
     ["arch=eyeriss_ruby", "mapper=pfm", "mapper.unroll=search"],

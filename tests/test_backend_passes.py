@@ -239,6 +239,8 @@ def test_acc_fusion_folds_each_fus_adder_into_its_accumulator():
     gdag, _, _ = optimize(build_adg(workload_from_config(gm.workload).layers[0].kernel, gm.arch), LP)
     assert [n.name for n in gdag.nodes if n.kind == "acc"] == [f"acc_3_{c}" for c in range(4)]
     assert not [n for n in gdag.nodes if n.kind == "acc" and n.attrs is not None]
+    with pytest.raises(ValueError, match="mac_fusion"):  # a DSP accumulate would drop the fused inputs
+        check_order(pipeline(("bitwidth", "acc_fusion", "mac_fusion")))
 
 
 def test_mac_fusion_keeps_the_schedule_and_fuses_every_fu():

@@ -64,4 +64,5 @@ def run(dag: DAG, cfg: OptimizerConf) -> DAG:
                    passes=dag.passes + ("mac_fusion",))
 
 
-PASS = Pass("mac_fusion", requires=("codegen",), provides=("macs_fused",), run=run)
+PASS = Pass("mac_fusion", requires=("codegen",), provides=("macs_fused",), run=run,
+            before=("accs_fused",))  # a fused accumulator adds more than its product: no DSP accumulate

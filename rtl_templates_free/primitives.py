@@ -244,26 +244,27 @@ def mk_acc_sum(in_bits: tuple[int, ...], acc_bits: int) -> Module:
     clk = m.Input("clk")
     first = m.Input("first")
     y = m.OutputReg("y", acc_bits)
-    total = None
-    for i, bits in enumerate(in_bits):
-        port = m.Input(f"i{i}", bits)
-        ext = m.Wire(f"i{i}_ext", acc_bits)
-        m.Assign(ext(sign_extend(port, bits, acc_bits)))
-        total = ext if total is None else total + ext
+    total = _input_sum(m, in_bits, acc_bits)
     m.Always(Posedge(clk))(y(total + Mux(first, Int(0, acc_bits, base=10), y)))
     return m
 
 
-def mk_add(in_bits: tuple[int, ...], out_bits: int) -> Module:
-    """Registered adder ``s <= i0 + i1 + ...`` (latency 1): a node of a spatial reduction."""
-    m = Module(f"lego_add_{'_'.join(str(b) for b in in_bits)}_{out_bits}")
-    clk = m.Input("clk")
+def _input_sum(m: Module, in_bits: tuple[int, ...], out_bits: int):
+    """``i0 + i1 + ...`` of inputs ``i<k>`` of ``in_bits``, each sign-extended (or cut) to ``out_bits``."""
     total = None
     for i, bits in enumerate(in_bits):
         port = m.Input(f"i{i}", bits)
         ext = m.Wire(f"i{i}_ext", out_bits)
         m.Assign(ext(sign_extend(port, bits, out_bits) if bits < out_bits else port[0:out_bits]))
         total = ext if total is None else total + ext
+    return total
+
+
+def mk_add(in_bits: tuple[int, ...], out_bits: int) -> Module:
+    """Registered adder ``s <= i0 + i1 + ...`` (latency 1): a node of a spatial reduction."""
+    m = Module(f"lego_add_{'_'.join(str(b) for b in in_bits)}_{out_bits}")
+    clk = m.Input("clk")
+    total = _input_sum(m, in_bits, out_bits)
     s = m.OutputReg("s", out_bits)
     m.Always(Posedge(clk))(s(total))
     return m

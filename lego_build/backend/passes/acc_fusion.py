@@ -77,45 +77,25 @@ def run(dag: DAG, cfg: OptimizerConf) -> DAG:
         return replace(dag, passes=dag.passes + ("acc_fusion",))
     nodes = {n.name: n for n in dag.nodes}
     into = dag.edges_into()
-    selected = {a for a, (_, form) in fused.items() if form == "select"}
-    dropped = {e.src for a in selected for e in into[a] if e.dst_port != "p"}  # the chains' gates
-    # a fused adder's sum is its accumulator's output (the chain reads the adder's bits of it)
-    src_of = {a: fused[a][0] for a in fused}
-    new_nodes = []
-    for n in dag.nodes:
-        if n.name in fused or n.name in dropped:
-            continue
-        if n.kind == "acc" and any(acc == n.name and form == "select" for acc, form in fused.values()):
-            a = next(a for a, (acc, _) in fused.items() if acc == n.name)
-            gate = next(nodes[e.src] for e in into[a] if e.dst_port != "p")
-            n = replace(n, attrs=GateSpec(gate.spec(GateSpec).dataflows))
-        new_nodes.append(n)
+    # the select form's chain gates, each with the adder it feeds; its accumulator takes the gate's dataflows
+    gate_of = {e.src: a for a, (_, form) in fused.items() if form == "select" for e in into[a] if e.dst_port != "p"}
+    select = {fused[a][0]: nodes[g].spec(GateSpec) for g, a in gate_of.items()}
+    new_nodes = tuple(replace(n, attrs=select[n.name]) if n.name in select else n
+                      for n in dag.nodes if n.name not in fused and n.name not in gate_of)
     edges = []
     for e in dag.edges:
-        if e.dst in fused and e.dst_port == "p" or e.src in fused and e.dst == fused[e.src][0]:
-            continue  # the product into the adder, the sum into its accumulator: replaced below
-        if e.dst in dropped and e.dst_port == "sel":
-            continue
-        if e.src in dropped:
-            continue  # the gate's output into a fused adder: the select's chain input below
-        if e.dst in dropped:  # the gate's input: the chain's partial sum, straight into the accumulator
-            a = next(u.dst for u in dag.edges if u.src == e.dst)
-            acc = fused[a][0]
-            edges += [replace(e, src=src_of.get(e.src, e.src), src_port="y" if e.src in fused else e.src_port,
-                              dst=acc, dst_port="c"),
-                      next(replace(x, dst=acc) for x in into[e.dst] if x.dst_port == "sel")]
-            continue
-        if e.dst in fused:  # a three-input accumulator's other addends (through their gates)
-            edges.append(replace(e, dst=fused[e.dst][0]))
-            continue
-        if e.src in fused:  # the sum onward along the chain: the accumulator's bits of it
-            edges.append(replace(e, src=src_of[e.src], src_port="y"))
-            continue
-        edges.append(e)
-    for a, (acc, _) in fused.items():
-        (p,) = (e for e in into[a] if e.dst_port == "p")
-        edges.append(replace(p, dst=acc))
-    return replace(dag, nodes=tuple(new_nodes), edges=tuple(edges), passes=dag.passes + ("acc_fusion",))
+        if e.dst in fused and e.dst_port == "p" or e.src in fused and e.dst == fused[e.src][0] or e.src in gate_of:
+            continue  # the product into the adder (re-added below), the sum into its accumulator, a gate's output
+        src = replace(e, src=fused[e.src][0], src_port="y") if e.src in fused else e  # the accumulator's bits
+        if e.dst in gate_of:  # the chain's partial sum and the select, straight into the accumulator
+            acc = fused[gate_of[e.dst]][0]
+            edges.append(replace(src, dst=acc, dst_port="c" if e.dst_port == "in" else e.dst_port))
+        elif e.dst in fused:  # a three-input accumulator's other addends (through their gates)
+            edges.append(replace(src, dst=fused[e.dst][0]))
+        else:
+            edges.append(src)
+    edges += [replace(e, dst=fused[a][0]) for a in fused for e in into[a] if e.dst_port == "p"]
+    return replace(dag, nodes=new_nodes, edges=tuple(edges), passes=dag.passes + ("acc_fusion",))
 
 
 PASS = Pass("acc_fusion", requires=("widths",), provides=("accs_fused",), run=run, before=("schedule",))

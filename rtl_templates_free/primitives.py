@@ -284,46 +284,50 @@ def mk_rmw(bits: int) -> Module:
 
 
 def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
-    """An output bank's read-modify-write over two halves in three cycles, for FPGA block RAM
+    """An output bank's read-modify-write over two halves in four cycles, for FPGA block RAM
     (:mod:`lego_build.backend.passes.pipelined_rmw`): a request (``we``, ``addr``, ``data``) reads
     the bank in its cycle A; in B both halves' read words are registered (each block RAM's output
     straight into a flip-flop, issue 45) with the half it writes (``half``, with ``acc``, both
-    given in B); in C ``wdata = (acc ? word : 0) + data`` goes to ``w_addr`` of the half it
-    writes, where ``w_we<half>`` (each half's enable a flip-flop of its own: no gate between it and
-    write ports far across an FPGA). The bank's slow clock-to-output ends at that register instead
-    of running through the adder into the write port. A request reads before the two requests
-    ahead of it have written (a read that meets a write of its address returns the old word, or on
-    an FPGA block RAM an undefined one), so C takes their sums instead where they wrote its
-    address and half: the last write's first. The matches are found in B, against what is then in
-    C and what C wrote, and become one-hot selects of C's four words (none without ``acc``): in C
-    flip-flops, an AND-OR of the words and the adder, into the write port."""
+    given in B); in C ``sum = (acc ? word : 0) + data`` is registered; in D the sum (``wdata``)
+    goes to ``w_addr`` of the half it writes, where ``w_we<half>``: every write port is driven by
+    flip-flops alone (no gate between them and block RAMs far across an FPGA), so neither the
+    bank's slow clock-to-output nor the adder's carry chain meets the routing to a write port
+    (on the GW1NR-9 that path, C's adder into the write data, was the default 4x4's worst at
+    86.9 MHz). A request reads before the three requests ahead of it have written (a read that
+    meets a write of its address returns the old word, or on an FPGA block RAM an undefined one),
+    so C takes their sums instead where they wrote its address and half: the latest write's
+    first. The matches are found in B, against what is then in C, in D and what D wrote the cycle
+    before, and become one-hot selects of C's five words (none without ``acc``): in C
+    flip-flops, an AND-OR of the words and the adder into D's register."""
     m = Module(f"lego_rmw_pipe_w{bits}_a{addr_bits}")
     clk = m.Input("clk")
     we, addr, data = m.Input("we"), m.Input("addr", addr_bits), m.Input("data", bits)
     half, acc = m.Input("half"), m.Input("acc")
     rd0, rd1 = m.Input("rd0", bits), m.Input("rd1", bits)
     w_we0, w_we1, w_addr = m.OutputReg("w_we0"), m.OutputReg("w_we1"), m.OutputReg("w_addr", addr_bits)
-    w_we, w_half = m.Reg("w_we"), m.Reg("w_half")
-    wdata = m.Output("wdata", bits)
+    wdata = m.OutputReg("wdata", bits)
     we_b, addr_b, data_b = m.Reg("we_b"), m.Reg("addr_b", addr_bits), m.Reg("data_b", bits)
-    data_c = m.Reg("data_c", bits)
+    # C: the request, its data and the words read; D: what it writes (w_*); E: what D wrote last
+    we_c, addr_c, half_c, data_c = m.Reg("we_c"), m.Reg("addr_c", addr_bits), m.Reg("half_c"), m.Reg("data_c", bits)
     word0_c, word1_c = m.Reg("word0_c", bits), m.Reg("word1_c", bits)
-    we1, addr1, half1, sum1 = m.Reg("we1"), m.Reg("addr1", addr_bits), m.Reg("half1"), m.Reg("sum1", bits)
-    sum2 = m.Reg("sum2", bits)
-    # C's one-hot selects: the last write's sum, the one before it, the word read from half 0 or 1
-    picks = [m.Reg(f"pick_{n}") for n in ("sum1", "sum2", "word0", "word1")]
-    hit1 = w_we & (w_addr == addr_b) & (w_half == half)
-    hit2 = we1 & (addr1 == addr_b) & (half1 == half)
+    w_we, w_half = m.Reg("w_we"), m.Reg("w_half")
+    we_e, addr_e, half_e, sum_e = m.Reg("we_e"), m.Reg("addr_e", addr_bits), m.Reg("half_e"), m.Reg("sum_e", bits)
+    sum_f = m.Reg("sum_f", bits)
+    # C's one-hot selects: the sum in D, the one D wrote last, the one before it, the word read from half 0 or 1
+    picks = [m.Reg(f"pick_{n}") for n in ("sum_d", "sum_e", "sum_f", "word0", "word1")]
+    hit_c = we_c & (addr_c == addr_b) & (half_c == half)
+    hit_d = w_we & (w_addr == addr_b) & (w_half == half)
+    hit_e = we_e & (addr_e == addr_b) & (half_e == half)
     old = m.Wire("old", bits)
-    m.Assign(old(reduce(or_, [Repeat(pk, bits) & v for pk, v in zip(picks, (sum1, sum2, word0_c, word1_c))])))
-    m.Assign(wdata(old + data_c))
+    m.Assign(old(reduce(or_, [Repeat(pk, bits) & v for pk, v in zip(picks, (wdata, sum_e, sum_f, word0_c, word1_c))])))
     m.Always(Posedge(clk))(
         we_b(we), addr_b(addr), data_b(data),
-        w_we(we_b), w_addr(addr_b), w_half(half), data_c(data_b), word0_c(rd0), word1_c(rd1),
-        w_we0(we_b & ~half), w_we1(we_b & half),
-        picks[0](acc & hit1), picks[1](acc & ~hit1 & hit2),
-        picks[2](acc & ~hit1 & ~hit2 & ~half), picks[3](acc & ~hit1 & ~hit2 & half),
-        we1(w_we), addr1(w_addr), half1(w_half), sum1(wdata), sum2(sum1),
+        we_c(we_b), addr_c(addr_b), half_c(half), data_c(data_b), word0_c(rd0), word1_c(rd1),
+        picks[0](acc & hit_c), picks[1](acc & ~hit_c & hit_d), picks[2](acc & ~hit_c & ~hit_d & hit_e),
+        picks[3](acc & ~hit_c & ~hit_d & ~hit_e & ~half), picks[4](acc & ~hit_c & ~hit_d & ~hit_e & half),
+        w_we(we_c), w_addr(addr_c), w_half(half_c), w_we0(we_c & ~half_c), w_we1(we_c & half_c),
+        wdata(old + data_c),
+        we_e(w_we), addr_e(w_addr), half_e(w_half), sum_e(wdata), sum_f(sum_e),
     )
     return m
 

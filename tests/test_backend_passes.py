@@ -8,7 +8,7 @@ from lego_build.backend.codegen import build_dag
 from lego_build.backend.passes import ORDER, Pass, check_order, pipeline
 from lego_build.backend.passes.bitwidth import signed_bits
 from lego_build.backend.passes.delay_matching import greedy_schedule, lp_schedule
-from lego_build.backend.passes.pipelined_rmw import forwards
+from lego_build.backend.passes.pipelined_rmw import PIPELINED_WRITE, forwards
 from lego_build.backend.stage import optimize
 from lego_build.config.schema import OptimizerConf
 from lego_build.frontend.adg_build import build_adg
@@ -258,15 +258,15 @@ FPGA = OptimizerConf(passes=list(compose(["optimizer=fpga"]).optimizer.passes), 
 
 
 def test_fpga_passes_register_bank_reads_and_pipeline_the_output_writes():
-    """registered_reads gives every bank read two cycles, pipelined_rmw every write one more:
-    delay matching absorbs neither on the default array, whose pipeline grows by both."""
+    """registered_reads gives every bank read two cycles, pipelined_rmw every write two more:
+    delay matching absorbs neither on the default array, whose pipeline grows by all three."""
     cfg = compose([])
     adg = build_adg(workload_from_config(cfg.workload).layers[0].kernel, cfg.arch)
     plain, _, _ = optimize(adg, LP)
     fpga, _, _ = optimize(adg, FPGA)
     assert {n.latency for n in fpga.nodes if n.kind == "read"} == {2}
-    assert {n.latency for n in fpga.nodes if n.kind == "write"} == {1}
-    assert fpga.latency == plain.latency + 2
+    assert {n.latency for n in fpga.nodes if n.kind == "write"} == {PIPELINED_WRITE}
+    assert fpga.latency == plain.latency + 1 + PIPELINED_WRITE
     # the FPGA flow's Yosys may then leave reads that meet a write undefined (targets.fpga.NO_RW_CHECK)
     assert forwards(fpga) and not forwards(plain)
 

@@ -271,12 +271,12 @@ RMW_HARNESS = r"""
 #include <cstdio>
 #include <cstdlib>
 int main() {
-    // requests to few addresses, so that most read before the two writes ahead have landed;
+    // requests to few addresses, so that most read before the three writes ahead have landed;
     // each write the port makes is compared, in order, with a reference accumulator's
     const uint32_t MASK = (1u << @W@) - 1;
     auto* top = new Vtb_rmw;
     uint32_t ref[2][@D@] = {{0}}, want[8][3];
-    int head = 0, tail = 0, last[2][2] = {{-1, -1}, {-1, -1}};
+    int head = 0, tail = 0, last[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
     long long writes = 0, bad = 0, forwarded = 0;
     srand(11);
     top->clk = 0; top->eval();
@@ -286,11 +286,11 @@ int main() {
         uint32_t d = rand() & MASK;
         top->we = we; top->addr = a; top->data = d; top->half = h; top->acc = acc;
         if (we) {
-            for (int k = 0; k < 2; ++k) forwarded += last[k][0] == h && last[k][1] == a;
+            for (int k = 0; k < 3; ++k) forwarded += last[k][0] == h && last[k][1] == a;
             ref[h][a] = ((acc ? ref[h][a] : 0) + d) & MASK;
             want[tail % 8][0] = a; want[tail % 8][1] = h; want[tail % 8][2] = ref[h][a]; ++tail;
         }
-        last[1][0] = last[0][0]; last[1][1] = last[0][1];
+        for (int k = 2; k > 0; --k) { last[k][0] = last[k - 1][0]; last[k][1] = last[k - 1][1]; }
         last[0][0] = we ? h : -1; last[0][1] = a;
         top->clk = 1; top->eval(); top->clk = 0; top->eval();
         if (top->w_we0 || top->w_we1) {
@@ -335,7 +335,7 @@ def _rmw_harness(bits: int, depth: int) -> list[Module]:
 def test_pipelined_read_modify_write_forwards_the_writes_a_read_missed(tmp_path):
     """20,000 random requests (80 % writes, most accumulating) to four addresses of two halves:
     every write the port makes (address, half, sum) equals a reference accumulator's, in order,
-    though thousands of them read the bank before the write ahead of them landed."""
+    though thousands of them read the bank before the writes ahead of them landed."""
     files = []
     for mod in _rmw_harness(16, 4):
         (tmp_path / f"{mod.name}.v").write_text(mod.to_verilog())

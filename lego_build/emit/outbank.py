@@ -17,7 +17,7 @@ from rtl_templates_free import mk_bank, mk_rmw_pipe
 def write_port(t, n: Node) -> None:
     """An output bank port: one cycle of read-modify-write (with ``acc`` a word adds to what the
     half holds: a layer's reduction split over tiles accumulates in place) into two halves, one
-    accumulating while the DMA or the host reads the other; with ``L_v`` 1, three cycles
+    accumulating while the DMA or the host reads the other; with ``L_v`` 2, four cycles
     (:func:`_pipelined`)."""
     if n.latency:
         return _pipelined(t, n)
@@ -50,14 +50,15 @@ def write_port(t, n: Node) -> None:
 
 
 def _pipelined(t, n: Node) -> None:
-    """The read-modify-write in three cycles (:func:`rtl_templates_free.mk_rmw_pipe`, from
+    """The read-modify-write in four cycles (:func:`rtl_templates_free.mk_rmw_pipe`, from
     :mod:`lego_build.backend.passes.pipelined_rmw`): the bank is read in the request's cycle, the
-    word registered in the next, written back in the one after; one adder for both halves."""
+    word registered in the next, the sum in the one after, written back in the fourth; one adder
+    for both halves."""
     m, p = t.m, t.port
     port = n.spec(PortSpec)
     buf, lane = t.dag.buffer(port.tensor), port.lane
     we, waddr = t.inp[(n.name, "we")], t.bank_addr(t.inp[(n.name, "addr")], buf)
-    d = t.when[n.name] - 1  # D_v is the write's: the request comes L_v = 1 cycle before
+    d = t.when[n.name] - n.latency  # D_v is the write's: the request comes L_v cycles before
     w_we = [m.Wire(f"{n.name}_w_we{h}") for h in (0, 1)]
     w_addr, wdata = m.Wire(f"{n.name}_w_addr", buf.addr_bits), m.Wire(f"{n.name}_wdata", buf.bits)
     halves = [m.Wire(f"{n.name}_rdata{h}", buf.bits) for h in (0, 1)]
@@ -119,7 +120,7 @@ def shared_port(t, buf: BufferSpec, lane: int, nodes: list[Node]) -> None:
     by their commits (each member's request in its own cycle, ``D - L_v``), merged by an AND-OR
     (enable, bank row, word, and the half and accumulate flags of the member's run), then one
     read-modify-write into the lane's two halves: in one cycle (the merged request registered,
-    :func:`write_port`'s form) or in three (:func:`rtl_templates_free.primitives.mk_rmw_pipe`)."""
+    :func:`write_port`'s form) or in four (:func:`rtl_templates_free.primitives.mk_rmw_pipe`)."""
     m, p = t.m, t.port
     ab, bits, name = buf.addr_bits, buf.bits, f"sh_{buf.tensor}_{lane}"
 

@@ -4,11 +4,12 @@ An output bank adds each word the array writes to what it holds (a reduction spl
 accumulates in place): read in the write's cycle, written back with the sum in the next. On an
 FPGA that loop runs from a block RAM's slow clock-to-output (5.8 ns for an ECP5 DP16KD without
 its output register) through a 32-bit adder into the block RAM's write port, the worst path of
-the designs whose output banks are block RAM. Here the word read is registered first and the
-sum written a cycle later (``L_v`` 1 on every write node: the pipeline drains a cycle later,
-which the latency model reads from :attr:`lego_build.ir.dag.DAG.latency`); a write then reads
-before the two writes ahead of it have landed, so the port forwards their sums where they wrote
-the same address (:func:`rtl_templates_free.mk_rmw_pipe`).
+the designs whose output banks are block RAM. Here the word read is registered first, the sum
+registered after the adder, and written a cycle later (``L_v`` 2 on every write node: the
+pipeline drains two cycles later, which the latency model reads from
+:attr:`lego_build.ir.dag.DAG.latency`), so a block RAM's write port sees flip-flops alone; a
+write then reads before the three writes ahead of it have landed, so the port forwards their
+sums where they wrote the same address (:func:`rtl_templates_free.mk_rmw_pipe`).
 
 The folded output banks of multi-dataflow arrays (:mod:`lego_build.emit.fold`), whose adder is
 shared by banks and dataflows, keep the one-cycle form: this pass leaves a DAG with a folded
@@ -22,8 +23,9 @@ from lego_build.backend.passes import Pass
 from lego_build.config.schema import OptimizerConf
 from lego_build.ir.dag import DAG
 
-#: the write node's latency: the register between the bank's read word and the adder
-PIPELINED_WRITE = 1
+#: the write node's latency: the registers between the bank's read word and the adder, and
+#: between the adder and the bank's write port
+PIPELINED_WRITE = 2
 
 
 def run(dag: DAG, cfg: OptimizerConf) -> DAG:

@@ -1,4 +1,4 @@
-"""Shared pytest set-up: the ``slow`` marker, the repository paths, the test order (longest
+"""Shared pytest set-up: the ``slow`` and ``long`` markers, the repository paths, the test order (longest
 xdist scopes first, from ``durations.json``) and one temp directory for the run
 (:func:`pytest_configure`), removed at its end."""
 from __future__ import annotations
@@ -40,6 +40,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "slow: builds, simulates or sweeps designs (part of the default run and CI; -m 'not slow' is the quick run)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "long: whole networks at full size, full-size designs a smaller or sibling test covers, the Ray cluster, "
+        "exhaustive searches (slow too; left out of the default run and CI by addopts: -m long runs them)",
     )
     if hasattr(config, "workerinput"):  # an xdist worker: TMPDIR is already the run's
         return

@@ -35,6 +35,7 @@ def test_int8_and_mx_arrays_rank_as_the_paper_reports(capsys, tmp_path):
     assert array == 64 * fu > 0
 
 
+@pytest.mark.long  # every LLaMA-7B layer through the mapper twice
 def test_llama7b_moves_the_formats_bits(capsys, tmp_path):
     """INT8 at batch 1 is DRAM-bound at 64 GOP/s (one byte per weight, 2 ops per weight, 32 GB/s;
     the paper: 63); MX4 (4 bits per weight, shared exponents included) nearly doubles it in the

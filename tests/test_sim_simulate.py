@@ -135,6 +135,7 @@ def test_one_build_runs_a_tile_of_each_layer_kind_switching_dataflow(tmp_path):
     assert "| classifier.1 | matmul |" in (tmp_path / "report.md").read_text()
 
 
+@pytest.mark.long  # whole networks on full-size presets: benchmarks/network_sim.py runs them in RTL whole
 @pytest.mark.parametrize("overrides", [
     ["arch=eyeriss", "workload=resnet50"],
     ["arch=nvdla", "workload=resnet50"],

@@ -99,6 +99,11 @@ class _Durations:
         DURATIONS.write_text(json.dumps({k: round(v, 1) for k, v in ranked}, indent=1) + "\n")
 
 
+def long_where(cases, long) -> list:
+    """``cases`` for a parametrize, each one in ``long`` marked for the long tier."""
+    return [pytest.param(c, marks=pytest.mark.long) if c in long else c for c in cases]
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT

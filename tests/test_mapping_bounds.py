@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import long_where
 
 from lego_build import compose
 from lego_build.analysis.lowering import lower
@@ -48,7 +49,7 @@ LONG = {"eyeriss_ruby-conv", "eyeriss-conv"}
 
 
 @pytest.mark.slow  # an exhaustive search per real layer (43 s on eyeriss_ruby)
-@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.long) if c in LONG else c for c in sorted(CASES)])
+@pytest.mark.parametrize("case", long_where(sorted(CASES), LONG))
 def test_no_mapping_beats_the_bound(case, tmp_path):
     """Every valid candidate of an exhaustive (or, where too large, long random) search costs at
     least the bound, in energy and in cycles; and the bound is reached within the model's

@@ -8,6 +8,7 @@ import re
 import shutil
 
 import pytest
+from conftest import long_where
 
 from lego_build import compose, run_stage
 from lego_build.runtime.artifacts import read_artifact
@@ -23,8 +24,7 @@ PRESETS = {
 }
 #: the 1,024-FU preset's full-size build is the long tier's (its 64 s elaboration); the 256-FU ones run in CI
 LONG = {"lego_icoc_1k"}
-#: the presets, each marked long where it is in LONG
-CASES = [pytest.param(p, marks=pytest.mark.long) if p in LONG else p for p in sorted(PRESETS)]
+CASES = long_where(sorted(PRESETS), LONG)
 BANK = re.compile(r"\blego_bank_w(\d+)_d(\d+)(?:_r\d+)?\s+u_bank_([A-Za-z0-9]+)_\d+_h[01]\b")
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from lego_build.backend.interface import host_map, soc_map
 from lego_build.config.schema import LegoConfig
 from lego_build.emit.soc import mk_soc
+from lego_build.emit.text import verilog_text
 from lego_build.emit.top import mk_top
 from lego_build.ir.artifacts import RtlManifest
 from lego_build.ir.dag import DAG
@@ -25,7 +26,7 @@ def emit_files(dag: DAG, memsys: MemSys = MemSys()) -> dict[str, str]:
     files = {}
     for mod in [top, *subs, soc, *soc_subs]:
         # submodules are instantiated as stubs, so each to_verilog prints one module
-        files[mod.name] = HEADER + mod.to_verilog().strip() + "\n"
+        files[mod.name] = HEADER + verilog_text(mod).strip() + "\n"
     return files
 
 

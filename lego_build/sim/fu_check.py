@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from veriloggen import Cat, Int, Module, StubModule
 
+from lego_build.emit.text import verilog_text
 from lego_build.errors import StageError
 from lego_build.fulang.emit import mk_fu
 from lego_build.fulang.expr import FU, Vec, evaluate
@@ -87,8 +88,8 @@ def build(fu: FU, work: Path) -> Path:
     :mod:`.objcache` when the same FU, harness and tools were built before)."""
     verilator = require_verilator()
     work.mkdir(parents=True, exist_ok=True)
-    (work / f"lego_fu_{fu.name}.v").write_text(mk_fu(fu).to_verilog())
-    (work / "tb_fu.v").write_text(harness(fu).to_verilog())
+    (work / f"lego_fu_{fu.name}.v").write_text(verilog_text(mk_fu(fu)))
+    (work / "tb_fu.v").write_text(verilog_text(harness(fu)))
     (work / "filelist.f").write_text(f"lego_fu_{fu.name}.v\n")  # the FU alone, for lint
     din_bits, dout_bits = _widths(fu)
     main = MAIN.replace("@IN_WORDS@", str(-(-din_bits // 32))).replace("@OUT_WORDS@", str(-(-dout_bits // 32)))

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from veriloggen import Cat, If, Int, Module, Mux, Posedge, StubModule
 
+from lego_build.emit.text import verilog_text
+
 NAME = "lego_fpga_wrap"
 _PORT = re.compile(r"^\s*(input|output)\s+(?:wire\s+|reg\s+)?(?:\[(\d+)-1:0\]\s+)?(\w+)")
 
@@ -53,4 +55,4 @@ def wrapper(verilog: Path, module: str) -> str:
     m.Assign(sout(captured[no - 1]))
     m.Instance(StubModule(module), "u_core", ports=[("clk", clk), ("rst", rst)] + [(n, wires[n]) for _, n, _ in core
                                                                                  if n not in ("clk", "rst")])
-    return m.to_verilog()
+    return verilog_text(m)

@@ -12,6 +12,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     reason="needs the [fpga] extra's iCE40 tools (pip install -e '.[fpga]')")]
 
 
+@pytest.mark.long  # the fpga benchmark; test_targets_fpga builds ECP5 and iCE40 bitstreams in CI
 def test_quick_run_records_resources_fmax_and_throughput(tmp_path):
     assert fpga.main(["--quick", "--out", str(tmp_path / "r.json")]) == 0
     doc = json.loads((tmp_path / "r.json").read_text())

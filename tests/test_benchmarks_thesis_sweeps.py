@@ -8,6 +8,7 @@ from benchmarks import thesis_sweeps
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the benchmark reproduces it; its other tests run in CI
 def test_quick_memory_sweep_reproduces_the_thesis_result(tmp_path):
     assert thesis_sweeps.main(["--quick", "--out", str(tmp_path / "r.json"), "--keep", str(tmp_path / "w")]) == 0
     doc = json.loads((tmp_path / "r.json").read_text())

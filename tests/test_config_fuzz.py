@@ -152,6 +152,7 @@ class TestFirstPart:
         fuzz(0)
 
 
+@pytest.mark.long  # the fuzzer's second 150 examples; its first part runs in CI
 class TestSecondPart:
     def test_no_input_crashes_the_flow(self):
         fuzz(1)

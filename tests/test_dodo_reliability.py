@@ -157,6 +157,7 @@ def test_every_stage_has_kill_points(refs):
     assert {p[0] for p in points} == set(STAGE_NAMES)
 
 
+@pytest.mark.long  # every kill point (CI: the kill points exist, and the killed-sweep and rollback tests)
 def test_killed_builds_recover_to_identical_artifacts(refs, kill_results):
     recovered = 0
     for (stage, n, phase, overrides), r in kill_results:

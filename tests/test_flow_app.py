@@ -113,6 +113,7 @@ def test_pareto_labels_are_readable():
     plt.close(fig)
 
 
+@pytest.mark.long  # 4 whole networks; the baseline and killed sweeps run the launcher in CI
 def test_acceptance_sweep_writes_summary_and_reuses_finished_designs(tmp_path):
     """Issue 9 acceptance 1: 2 arches x 2 networks on the joblib launcher, then the same sweep again."""
     first = lego_build(tmp_path, *ACCEPTANCE)

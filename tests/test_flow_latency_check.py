@@ -48,6 +48,7 @@ def test_a_combination_names_what_it_runs():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # randomised combinations; the network and layer model checks run in CI
 def test_the_latency_model_holds_on_randomised_combinations(tmp_path: Path):
     """40 combinations over the six presets (six hardware designs, each compiled once), every
     objective and DRAM settings from 1 to 32 B per cycle and 1 to 200 cycles of latency: every

@@ -55,7 +55,7 @@ def _equal(tmp_path, verilog: str) -> bool:
 
 
 @pytest.mark.parametrize("na,sa,nb,sb,w", [
-    (8, True, 8, True, 16),  # the int8 MAC's product
+    pytest.param(8, True, 8, True, 16, marks=pytest.mark.long),  # the int8 MAC's product (every RTL run multiplies it)
     (6, False, 5, True, 13),  # mixed signedness, odd widths
     (7, True, 4, False, 14),
     (5, True, 5, True, 7),  # truncated: the low bits of the product

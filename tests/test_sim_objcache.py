@@ -48,6 +48,7 @@ def test_second_build_takes_the_runtime_from_the_cache(rtl, tmp_path, monkeypatc
     assert binary.is_file()
 
 
+@pytest.mark.long  # a third runtime compile; the reuse tests run in CI
 def test_other_flags_get_other_objects_and_off_disables(rtl, tmp_path, monkeypatch):
     monkeypatch.setenv("LEGO_CACHE_DIR", str(tmp_path / "cache"))
     verilator.build(rtl, tmp_path / "plain", False)

@@ -159,6 +159,7 @@ def test_asic_target_reports_area_by_class_fmax_and_power_on_a_4x4(tmp_path):
     assert energy.mac_pj > 0 and energy.hop_pj > 0 and energy.l1_pj > 0 and energy.mac_pj != 0.075
 
 
+@pytest.mark.long  # a second asic flow run; the 4x4 and whole-layer asic tests run in CI
 def test_power_gating_lowers_the_measured_power_of_a_switchable_array(tmp_path):
     """Acceptance 2: a 2x2 MN + IC-OC array (lego_mnicoc) with and without the power-gating
     pass, the array alone, its tile simulated with random data: the gated delay registers

@@ -151,6 +151,7 @@ def test_the_same_array_builds_a_bitstream_for_the_tang_nano_9k(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(NO_ICE40, reason="needs the [fpga] extra's iCE40 tools (pip install -e '.[fpga]')")
+@pytest.mark.long  # iCE40 place and route twice (2 min); the ECP5 bitstream test runs in CI
 def test_the_same_array_builds_a_bitstream_for_an_ice40_without_multipliers(tmp_path):
     """iCE40 HX8K: no DSP blocks, so the fit check asks none and the multipliers are logic cells;
     the banks are the RAM4K blocks (4 Kbit) the fit check counts; built twice, the same bitstream."""

@@ -1,5 +1,5 @@
 """The fast Verilog printer prints what Veriloggen's ``to_verilog`` prints, byte for byte, on every
-module of real designs: the default 16x16 array with its memory system, lego_mnicoc's
+module of real designs: the default 4x4 systolic array with its memory system, lego_mnicoc's
 multi-dataflow array (4x4) with its own, and the FU language's seven group FUs of seed 004
 Table 6.3."""
 import pytest

@@ -7,9 +7,7 @@ stays quiet.
 """
 from __future__ import annotations
 
-from functools import reduce
 from math import ceil, log2
-from operator import or_
 
 from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
 
@@ -284,21 +282,28 @@ def mk_rmw(bits: int) -> Module:
 
 
 def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
-    """An output bank's read-modify-write over two halves in four cycles, for FPGA block RAM
+    """An output bank's read-modify-write over two halves in five cycles, for FPGA block RAM
     (:mod:`lego_build.backend.passes.pipelined_rmw`): a request (``we``, ``addr``, ``data``) reads
     the bank in its cycle A; in B both halves' read words are registered (each block RAM's output
     straight into a flip-flop, issue 45) with the half it writes (``half``, with ``acc``, both
-    given in B); in C ``sum = (acc ? word : 0) + data`` is registered; in D the sum (``wdata``)
-    goes to ``w_addr`` of the half it writes, where ``w_we<half>``: every write port is driven by
-    flip-flops alone (no gate between them and block RAMs far across an FPGA), so neither the
-    bank's slow clock-to-output nor the adder's carry chain meets the routing to a write port
-    (on the GW1NR-9 that path, C's adder into the write data, was the default 4x4's worst at
-    86.9 MHz). A request reads before the three requests ahead of it have written (a read that
-    meets a write of its address returns the old word, or on an FPGA block RAM an undefined one),
-    so C takes their sums instead where they wrote its address and half: the latest write's
-    first. The matches are found in B, against what is then in C, in D and what D wrote the cycle
-    before, and become one-hot selects of C's five words (none without ``acc``): in C
-    flip-flops, an AND-OR of the words and the adder into D's register."""
+    given in B); in C the old word is chosen and registered; in D ``sum = old + data`` is
+    registered; in W the sum (``wdata``) goes to ``w_addr`` of the half it writes, where
+    ``w_we<half>``. Every write port is driven by flip-flops alone (no gate between them and block
+    RAMs far across an FPGA), and neither the bank's slow clock-to-output nor the choice of the old
+    word meets the adder's carry chain (on the GW1NR-9 the choice and the adder in one cycle were
+    the default 4x4's worst path, 100.8 MHz).
+
+    A request reads before the four requests ahead of it have written (a read that meets a write
+    of its address returns the old word, or on an FPGA block RAM an undefined one), so it takes
+    their sums instead where they wrote its address and half, the latest write's first: the one
+    just ahead (``k = 1``) in D, from ``wdata`` where that request's sum has just been registered
+    (D is a 2:1 choice and the adder: an accumulation into one address every cycle runs through
+    it); ``k = 2`` in C, from ``wdata``; ``k = 3, 4`` from ``fwd_c``, registered in B from
+    ``wdata`` or ``sum_e``. The addresses are compared in A (``addr`` against those of the
+    requests then in B, C, D and W, registered), the enables and halves in B, where the old
+    word's choice becomes three binary selects and a clear (no ``acc``): in C a 2:1 choice per
+    pair, one behind them, and the clear as ``old_d``'s synchronous reset (on the GW1NR-9 an
+    AND-OR of five words under one-hot selects was the default 4x4's worst path, 141.6 MHz)."""
     m = Module(f"lego_rmw_pipe_w{bits}_a{addr_bits}")
     clk = m.Input("clk")
     we, addr, data = m.Input("we"), m.Input("addr", addr_bits), m.Input("data", bits)
@@ -306,28 +311,35 @@ def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
     rd0, rd1 = m.Input("rd0", bits), m.Input("rd1", bits)
     w_we0, w_we1, w_addr = m.OutputReg("w_we0"), m.OutputReg("w_we1"), m.OutputReg("w_addr", addr_bits)
     wdata = m.OutputReg("wdata", bits)
+    # the request in B, C, D; W's write (w_*, with w_we and w_half); E: what W wrote last
     we_b, addr_b, data_b = m.Reg("we_b"), m.Reg("addr_b", addr_bits), m.Reg("data_b", bits)
-    # C: the request, its data and the words read; D: what it writes (w_*); E: what D wrote last
     we_c, addr_c, half_c, data_c = m.Reg("we_c"), m.Reg("addr_c", addr_bits), m.Reg("half_c"), m.Reg("data_c", bits)
     word0_c, word1_c = m.Reg("word0_c", bits), m.Reg("word1_c", bits)
+    we_d, addr_d, half_d, data_d = m.Reg("we_d"), m.Reg("addr_d", addr_bits), m.Reg("half_d"), m.Reg("data_d", bits)
+    old_d, near_d = m.Reg("old_d", bits), m.Reg("near_d")
     w_we, w_half = m.Reg("w_we"), m.Reg("w_half")
-    we_e, addr_e, half_e, sum_e = m.Reg("we_e"), m.Reg("addr_e", addr_bits), m.Reg("half_e"), m.Reg("sum_e", bits)
-    sum_f = m.Reg("sum_f", bits)
-    # C's one-hot selects: the sum in D, the one D wrote last, the one before it, the word read from half 0 or 1
-    picks = [m.Reg(f"pick_{n}") for n in ("sum_d", "sum_e", "sum_f", "word0", "word1")]
-    hit_c = we_c & (addr_c == addr_b) & (half_c == half)
-    hit_d = w_we & (w_addr == addr_b) & (w_half == half)
-    hit_e = we_e & (addr_e == addr_b) & (half_e == half)
+    we_e, half_e, sum_e = m.Reg("we_e"), m.Reg("half_e"), m.Reg("sum_e", bits)
+    # B: the request k ahead has this address (k = 1..4, compared in A)
+    same = [m.Reg(f"same_{k}") for k in range(1, 5)]
+    ahead = [(we_c, half_c), (we_d, half_d), (w_we, w_half), (we_e, half_e)]  # the requests 1..4 ahead in B
+    h1, h2, h3, h4 = [s_k & w_k & (h_k == half) for s_k, (w_k, h_k) in zip(same, ahead)]
+    # C: the sum of the request 3 or 4 ahead (then in wdata and sum_e), and the old word's choice as
+    # binary selects (each LUT a 2:1 choice, one more multiplexer behind them) and a clear (no acc)
+    fwd_c, near_c = m.Reg("fwd_c", bits), m.Reg("near_c")
+    sel_word, sel_fwd, sel_half, clear = m.Reg("sel_word_c"), m.Reg("sel_fwd_c"), m.Reg("sel_half_c"), m.Reg("clear_c")
     old = m.Wire("old", bits)
-    m.Assign(old(reduce(or_, [Repeat(pk, bits) & v for pk, v in zip(picks, (wdata, sum_e, sum_f, word0_c, word1_c))])))
+    m.Assign(old(Mux(sel_word, Mux(sel_half, word1_c, word0_c), Mux(sel_fwd, fwd_c, wdata))))
     m.Always(Posedge(clk))(
         we_b(we), addr_b(addr), data_b(data),
+        *[s_k(addr == a_k) for s_k, a_k in zip(same, (addr_b, addr_c, addr_d, w_addr))],
         we_c(we_b), addr_c(addr_b), half_c(half), data_c(data_b), word0_c(rd0), word1_c(rd1),
-        picks[0](acc & hit_c), picks[1](acc & ~hit_c & hit_d), picks[2](acc & ~hit_c & ~hit_d & hit_e),
-        picks[3](acc & ~hit_c & ~hit_d & ~hit_e & ~half), picks[4](acc & ~hit_c & ~hit_d & ~hit_e & half),
-        w_we(we_c), w_addr(addr_c), w_half(half_c), w_we0(we_c & ~half_c), w_we1(we_c & half_c),
-        wdata(old + data_c),
-        we_e(w_we), addr_e(w_addr), half_e(w_half), sum_e(wdata), sum_f(sum_e),
+        near_c(acc & h1), fwd_c(Mux(h3, wdata, sum_e)), sel_word(~(h2 | h3 | h4)), sel_fwd(~h2), sel_half(half),
+        clear(~acc),
+        we_d(we_c), addr_d(addr_c), half_d(half_c), data_d(data_c), near_d(near_c),
+        If(clear)(old_d(Int(0, bits, base=10))).Else(old_d(old)),
+        w_we(we_d), w_addr(addr_d), w_half(half_d), w_we0(we_d & ~half_d), w_we1(we_d & half_d),
+        wdata(Mux(near_d, wdata, old_d) + data_d),
+        we_e(w_we), half_e(w_half), sum_e(wdata),
     )
     return m
 

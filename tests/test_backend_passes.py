@@ -258,7 +258,7 @@ FPGA = OptimizerConf(passes=list(compose(["optimizer=fpga"]).optimizer.passes), 
 
 
 def test_fpga_passes_register_bank_reads_and_pipeline_the_output_writes():
-    """registered_reads gives every bank read two cycles, pipelined_rmw every write two more:
+    """registered_reads gives every bank read two cycles, pipelined_rmw every write three more:
     delay matching absorbs neither on the default array, whose pipeline grows by all three."""
     cfg = compose([])
     adg = build_adg(workload_from_config(cfg.workload).layers[0].kernel, cfg.arch)

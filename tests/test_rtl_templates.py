@@ -271,26 +271,26 @@ RMW_HARNESS = r"""
 #include <cstdio>
 #include <cstdlib>
 int main() {
-    // requests to few addresses, so that most read before the three writes ahead have landed;
+    // requests to few addresses, so that most read before the four writes ahead have landed;
     // each write the port makes is compared, in order, with a reference accumulator's
     const uint32_t MASK = (1u << @W@) - 1;
     auto* top = new Vtb_rmw;
     uint32_t ref[2][@D@] = {{0}}, want[8][3];
-    int head = 0, tail = 0, last[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+    int head = 0, tail = 0, last[4][2] = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
     long long writes = 0, bad = 0, forwarded = 0;
     srand(11);
     top->clk = 0; top->eval();
     for (int cycle = 0; cycle < 20000; ++cycle) {
         bool we = rand() % 5 != 0, acc = rand() % 6 != 0;
-        int a = rand() % @D@, h = (cycle / 50) % 2;
+        int a = rand() % @D@, h = (cycle / 50 + (rand() % 8 == 0)) % 2;  // now and then the other half
         uint32_t d = rand() & MASK;
         top->we = we; top->addr = a; top->data = d; top->half = h; top->acc = acc;
         if (we) {
-            for (int k = 0; k < 3; ++k) forwarded += last[k][0] == h && last[k][1] == a;
+            for (int k = 0; k < 4; ++k) forwarded += last[k][0] == h && last[k][1] == a;
             ref[h][a] = ((acc ? ref[h][a] : 0) + d) & MASK;
             want[tail % 8][0] = a; want[tail % 8][1] = h; want[tail % 8][2] = ref[h][a]; ++tail;
         }
-        for (int k = 2; k > 0; --k) { last[k][0] = last[k - 1][0]; last[k][1] = last[k - 1][1]; }
+        for (int k = 3; k > 0; --k) { last[k][0] = last[k - 1][0]; last[k][1] = last[k - 1][1]; }
         last[0][0] = we ? h : -1; last[0][1] = a;
         top->clk = 1; top->eval(); top->clk = 0; top->eval();
         if (top->w_we0 || top->w_we1) {

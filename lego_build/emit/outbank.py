@@ -17,7 +17,7 @@ from rtl_templates_free import mk_bank, mk_rmw_pipe
 def write_port(t, n: Node) -> None:
     """An output bank port: one cycle of read-modify-write (with ``acc`` a word adds to what the
     half holds: a layer's reduction split over tiles accumulates in place) into two halves, one
-    accumulating while the DMA or the host reads the other; with ``L_v`` 2, four cycles
+    accumulating while the DMA or the host reads the other; with ``L_v`` 3, five cycles
     (:func:`_pipelined`)."""
     if n.latency:
         return _pipelined(t, n)
@@ -50,10 +50,10 @@ def write_port(t, n: Node) -> None:
 
 
 def _pipelined(t, n: Node) -> None:
-    """The read-modify-write in four cycles (:func:`rtl_templates_free.mk_rmw_pipe`, from
+    """The read-modify-write in five cycles (:func:`rtl_templates_free.mk_rmw_pipe`, from
     :mod:`lego_build.backend.passes.pipelined_rmw`): the bank is read in the request's cycle, the
-    word registered in the next, the sum in the one after, written back in the fourth; one adder
-    for both halves."""
+    word registered in the next, the old word chosen in the third, the sum in the fourth, written
+    back in the fifth; one adder for both halves."""
     m, p = t.m, t.port
     port = n.spec(PortSpec)
     buf, lane = t.dag.buffer(port.tensor), port.lane
@@ -120,7 +120,8 @@ def shared_port(t, buf: BufferSpec, lane: int, nodes: list[Node]) -> None:
     by their commits (each member's request in its own cycle, ``D - L_v``), merged by an AND-OR
     (enable, bank row, word, and the half and accumulate flags of the member's run), then one
     read-modify-write into the lane's two halves: in one cycle (the merged request registered,
-    :func:`write_port`'s form) or in four (:func:`rtl_templates_free.primitives.mk_rmw_pipe`)."""
+    :func:`write_port`'s form) or, the merged request registered, in five
+    (:func:`rtl_templates_free.primitives.mk_rmw_pipe`)."""
     m, p = t.m, t.port
     ab, bits, name = buf.addr_bits, buf.bits, f"sh_{buf.tensor}_{lane}"
 
@@ -141,6 +142,16 @@ def shared_port(t, buf: BufferSpec, lane: int, nodes: list[Node]) -> None:
     regs = [half_q(half), acc_q(acc)]
     halves = [m.Wire(f"{name}_rdata{h}", bits) for h in (0, 1)]
     if nodes[0].latency:  # the pipelined read-modify-write (lego_build.backend.passes.pipelined_rmw)
+        # the merged request registered before it reads the banks (a cycle more of L_v: the AND-OR
+        # in front of the block RAMs' read address was the GW1NR-9's worst path, 125.5 MHz)
+        req = [m.Reg(f"{name}_{f}_r", w) for f, w in (("we", 1), ("addr", ab), ("data", bits), ("half", 1), ("acc", 1))]
+        # and, per half, whether it reads that half (a flip-flop per half: each bank's read address
+        # multiplexer its own select, placed by it; the GW1NR-9's worst path ran from one for both)
+        reads = [m.Reg(f"{name}_rsel{h}") for h in (0, 1)]
+        regs += [r(v) for r, v in zip(req, (we, addr, data, half, acc))]
+        regs += [reads[0](we & ~half), reads[1](we & half)]
+        we, addr, data, half = req[:4]
+        regs = [half_q(half), acc_q(req[4]), *regs[2:]]
         w_we = [m.Wire(f"{name}_w_we{h}") for h in (0, 1)]
         w_addr, wdata = m.Wire(f"{name}_w_addr", ab), m.Wire(f"{name}_wdata", bits)
         m.Instance(t.use(mk_rmw_pipe(bits, ab)), f"u_rmw_{buf.tensor}_{lane}", ports=[
@@ -154,11 +165,11 @@ def shared_port(t, buf: BufferSpec, lane: int, nodes: list[Node]) -> None:
         writes = [(we_q & (half_q if h else ~half_q), addr_q, Mux(acc_q, halves[h] + data_q, data_q)) for h in (0, 1)]
     m.Always(Posedge(p["clk"]))(*regs)
     for h, (w_en, w_addr, wdata) in enumerate(writes):
-        mine = half if h else ~half
+        mine = reads[h] if nodes[0].latency else we & (half if h else ~half)
         dma_mine = p["dma_rhalf"] if h else ~p["dma_rhalf"]
         m.Instance(t.use(mk_bank(bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
             ("clk", p["clk"]), ("we", w_en), ("waddr", w_addr), ("wdata", wdata),
-            ("raddr", Mux(we & mine, addr, Mux(p["dma_ren"] & dma_mine, t.bank_addr(p["dma_raddr"], buf),
+            ("raddr", Mux(mine, addr, Mux(p["dma_ren"] & dma_mine, t.bank_addr(p["dma_raddr"], buf),
                                               t.bank_addr(p["rd_addr"], buf)))),
             ("rdata", halves[h]),
         ])

@@ -246,7 +246,7 @@ def _critical(report: dict) -> dict | None:
 #: :mod:`lego_build.emit.soc.sequencer`), the host writes banks and activation tables between
 #: layers, the storer reads the output half the array no longer writes, and the pipelined
 #: read-modify-write forwards the sum of the write its read meets
-#: (:func:`rtl_templates_free.primitives.mk_rmw_pipe`, ``hit_e``); Yosys is told so.
+#: (:func:`rtl_templates_free.primitives.mk_rmw_pipe`, the four writes ahead); Yosys is told so.
 NO_RW_CHECK = "-no-rw-check"
 
 

@@ -145,11 +145,15 @@ def shared_port(t, buf: BufferSpec, lane: int, nodes: list[Node]) -> None:
         # the merged request registered before it reads the banks (a cycle more of L_v: the AND-OR
         # in front of the block RAMs' read address was the GW1NR-9's worst path, 125.5 MHz)
         req = [m.Reg(f"{name}_{f}_r", w) for f, w in (("we", 1), ("addr", ab), ("data", bits), ("half", 1), ("acc", 1))]
-        # and, per half, whether it reads that half (a flip-flop per half: each bank's read address
-        # multiplexer its own select, placed by it; the GW1NR-9's worst path ran from one for both)
+        # and, per half, whether it reads that half and the address it reads (0 where it does not):
+        # each bank's read address multiplexer its own select and address, placed by it, the
+        # request's own address the read-modify-write's alone (the GW1NR-9's worst paths ran from
+        # one select for both halves, then from the address to the forwarding's comparators)
         reads = [m.Reg(f"{name}_rsel{h}") for h in (0, 1)]
+        read_addr = [m.Reg(f"{name}_raddr{h}", ab) for h in (0, 1)]
         regs += [r(v) for r, v in zip(req, (we, addr, data, half, acc))]
-        regs += [reads[0](we & ~half), reads[1](we & half)]
+        for h, sel in enumerate((we & ~half, we & half)):
+            regs += [reads[h](sel), read_addr[h](Mux(sel, addr, Int(0, ab, base=10)))]
         we, addr, data, half = req[:4]
         regs = [half_q(half), acc_q(req[4]), *regs[2:]]
         w_we = [m.Wire(f"{name}_w_we{h}") for h in (0, 1)]
@@ -165,11 +169,11 @@ def shared_port(t, buf: BufferSpec, lane: int, nodes: list[Node]) -> None:
         writes = [(we_q & (half_q if h else ~half_q), addr_q, Mux(acc_q, halves[h] + data_q, data_q)) for h in (0, 1)]
     m.Always(Posedge(p["clk"]))(*regs)
     for h, (w_en, w_addr, wdata) in enumerate(writes):
-        mine = reads[h] if nodes[0].latency else we & (half if h else ~half)
+        mine, mine_addr = (reads[h], read_addr[h]) if nodes[0].latency else (we & (half if h else ~half), addr)
         dma_mine = p["dma_rhalf"] if h else ~p["dma_rhalf"]
         m.Instance(t.use(mk_bank(bits, buf.depth)), f"u_bank_{buf.tensor}_{lane}_h{h}", ports=[
             ("clk", p["clk"]), ("we", w_en), ("waddr", w_addr), ("wdata", wdata),
-            ("raddr", Mux(mine, addr, Mux(p["dma_ren"] & dma_mine, t.bank_addr(p["dma_raddr"], buf),
+            ("raddr", Mux(mine, mine_addr, Mux(p["dma_ren"] & dma_mine, t.bank_addr(p["dma_raddr"], buf),
                                               t.bank_addr(p["rd_addr"], buf)))),
             ("rdata", halves[h]),
         ])

@@ -7,7 +7,9 @@ stays quiet.
 """
 from __future__ import annotations
 
+from functools import reduce
 from math import ceil, log2
+from operator import and_
 
 from veriloggen import Cat, If, Int, Module, Mux, Posedge, Repeat, StubModule
 
@@ -319,10 +321,12 @@ def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
     old_d, near_d = m.Reg("old_d", bits), m.Reg("near_d")
     w_we, w_half = m.Reg("w_we"), m.Reg("w_half")
     we_e, half_e, sum_e = m.Reg("we_e"), m.Reg("half_e"), m.Reg("sum_e", bits)
-    # B: the request k ahead has this address (k = 1..4, compared in A)
-    same = [m.Reg(f"same_{k}") for k in range(1, 5)]
+    # B: the request k ahead has this address (k = 1..4), compared in A two bits at a time (a LUT
+    # each, registered; ANDed in B)
+    pairs = [(lo, min(lo + 2, addr_bits)) for lo in range(0, addr_bits, 2)]
+    same = [[m.Reg(f"same_{k}_{j}") for j in range(len(pairs))] for k in range(1, 5)]
     ahead = [(we_c, half_c), (we_d, half_d), (w_we, w_half), (we_e, half_e)]  # the requests 1..4 ahead in B
-    h1, h2, h3, h4 = [s_k & w_k & (h_k == half) for s_k, (w_k, h_k) in zip(same, ahead)]
+    h1, h2, h3, h4 = [reduce(and_, s_k) & w_k & (h_k == half) for s_k, (w_k, h_k) in zip(same, ahead)]
     # C: the sum of the request 3 or 4 ahead (then in wdata and sum_e), and the old word's choice as
     # binary selects (each LUT a 2:1 choice, one more multiplexer behind them) and a clear (no acc)
     fwd_c, near_c = m.Reg("fwd_c", bits), m.Reg("near_c")
@@ -331,7 +335,8 @@ def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
     m.Assign(old(Mux(sel_word, Mux(sel_half, word1_c, word0_c), Mux(sel_fwd, fwd_c, wdata))))
     m.Always(Posedge(clk))(
         we_b(we), addr_b(addr), data_b(data),
-        *[s_k(addr == a_k) for s_k, a_k in zip(same, (addr_b, addr_c, addr_d, w_addr))],
+        *[s(addr[lo:hi] == a_k[lo:hi]) for s_k, a_k in zip(same, (addr_b, addr_c, addr_d, w_addr))
+          for s, (lo, hi) in zip(s_k, pairs)],
         we_c(we_b), addr_c(addr_b), half_c(half), data_c(data_b), word0_c(rd0), word1_c(rd1),
         near_c(acc & h1), fwd_c(Mux(h3, wdata, sum_e)), sel_word(~(h2 | h3 | h4)), sel_fwd(~h2), sel_half(half),
         clear(~acc),

@@ -210,6 +210,8 @@ CATALOGUE: tuple[Bad, ...] = (
     Bad("fpga-nextpnr-missing", ("build", "target=fpga", "arch.onchip_kb=16"), "LEGO_NEXTPNR_ECP5",
         env=(("LEGO_NEXTPNR_ECP5", "no-such-nextpnr"),)),
     Bad("fpga-top", ("build", "target=fpga", "target.fpga_top=chip"), "target.fpga_top"),
+    Bad("fpga-seeds-zero", ("build", "target=fpga", "target.fpga_seeds=0"), "target.fpga_seeds=0"),
+    Bad("fpga-seeds-without-fpga", ("build", "target.fpga_seeds=3"), "target.fpga_seeds=3"),
     # the energy table the mapper reads, and the command that writes it (issue 19)
     Bad("energy-table-missing", ("map", "arch.energy.table=nope.yaml"), "arch.energy.table=nope.yaml"),
     Bad("energy-table-garbage", ("map", "arch.energy.table=bad.yaml"), "arch.energy.table=bad.yaml",

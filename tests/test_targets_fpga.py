@@ -130,16 +130,56 @@ def test_the_readme_example_builds_a_bitstream_on_ecp5_with_banks_in_block_ram_a
     assert Path(tmp_path / "sim" / "fpga" / "pnr.log").exists()
 
 
+def test_a_seed_sweep_keeps_the_fastest_placement(tmp_path, monkeypatch):
+    """``target.fpga_seeds``: one synthesis, every seed placed and routed in a directory of its own,
+    the fastest kept (its report, log and bitstream; the lowest seed of equals) and every seed's
+    Fmax in the result. The tools are stand-ins writing what each writes (the real ones run in the
+    bitstream tests)."""
+    rtl = tmp_path / "rtl"
+    rtl.mkdir()
+    (rtl / "lego_top.v").write_text("module lego_top (\n  input clk,\n  input rst,\n  input [3-1:0] a,\n"
+                                    "  output [3-1:0] y\n);\n  assign y = a;\nendmodule\n")
+    (rtl / "filelist.f").write_text("lego_top.v\n")
+    achieved, runs = {5: 120.0, 6: 150.0, 7: 150.0}, []
+
+    def tool(cmd, cwd, what):
+        runs.append(what)
+        if what == "yosys synthesis":
+            (cwd / "synth.log").write_text("synthesis")
+            (cwd / "netlist.json").write_text("{}")
+        elif what == "place and route":
+            seed = int(cmd[cmd.index("--seed") + 1])
+            assert cwd.name == f"seed{seed}" and (cwd / "netlist.json").is_file() and (cwd / "pins.cst").is_file()
+            (cwd / "report.json").write_text(json.dumps({"fmax": {"clk": {"achieved": achieved[seed]}}}))
+            (cwd / "pnr.log").write_text(f"placed with seed {seed}")
+            (cwd / "routed.json").write_text(str(seed))
+        else:
+            (cwd / "lego_top.fs").write_text(f"bitstream of seed {(cwd / 'routed.json').read_text()}")
+
+    monkeypatch.setattr(fpga, "_run", tool)
+    keep = tmp_path / "kept"
+    f = fpga.implement(rtl, PARTS["gw1nr-9"], "lego_top", 100.0, 5, keep, seeds=3)
+    assert sorted(runs) == ["bitstream packing", *["place and route"] * 3, "yosys synthesis"]
+    assert f["seed"] == 6 and f["fmax_mhz"] == 150.0 and f["met"]
+    assert f["fmax_by_seed"] == {"5": 120.0, "6": 150.0, "7": 150.0}
+    assert (keep / "pnr.log").read_text() == "placed with seed 6"
+    assert (keep / "lego_top.fs").read_text() == "bitstream of seed 6" and (keep / "synth.log").is_file()
+    assert "the best of seeds 5: 120.0 MHz, 6: 150.0 MHz, 7: 150.0 MHz" in fpga.fpga_lines(f)[0]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(NO_GOWIN, reason="needs the [fpga] extra's Gowin tools (pip install -e '.[fpga]')")
 def test_the_same_array_builds_a_bitstream_for_the_tang_nano_9k(tmp_path):
     """Gowin's flow on the README's array: synth_gowin, nextpnr-himbaechel with the wrapper's pins
-    on the board, gowin_pack. An 8-bit multiplier is one MULT9X9, the output banks BSRAM, the
+    on the board (two seeds), gowin_pack. An 8-bit multiplier is one MULT9X9, the output banks BSRAM, the
     data sheet's resources are nextpnr's."""
-    cfg = compose([*[o for o in README if not o.startswith("target.device=")], "target.device=gw1nr-9"])
+    cfg = compose([*[o for o in README if not o.startswith("target.device=")], "target.device=gw1nr-9",
+                   "target.fpga_seeds=2"])
     run_all(cfg, tmp_path)
     f = read_artifact(tmp_path, "sim/result.json").products["fpga"]
     assert f["part"] == "GW1NR-LV9QN88PC6/I5" and f["bitstream"].endswith(".fs")
+    # two placements, the faster kept
+    assert set(f["fmax_by_seed"]) == {"1", "2"} and f["fmax_mhz"] == max(f["fmax_by_seed"].values())
     assert f["dsps"] == 4 and f["brams"] == fpga.needs(cfg, PARTS["gw1nr-9"])["brams"]
     assert f["resources"]["ios"]["used"] == 5
     assert 10 < f["fmax_mhz"] < 500 and (tmp_path / f["bitstream"]).stat().st_size > 100_000

@@ -13,6 +13,8 @@ from lego_build.ir.testdata import GENERATED, PATTERNS
 #: the memory system (lego_build.sim.memsys); ``none``: nothing (``target.flow=asic`` then
 #: prices every net at ``target.activity``)
 SCOPES: tuple[str, ...] = ("tiles", "layers", "network", "none")
+#: the most placement seeds ``target.fpga_seeds`` may try (each a place and route of minutes)
+MAX_FPGA_SEEDS = 16
 #: what ``target.flow=asic`` synthesises: the design with its memory system (``lego_soc``), or the
 #: array alone (``lego_top``, every module then run by the simulated tiles)
 ASIC_TOPS = {"soc": "lego_soc", "array": "lego_top"}
@@ -31,7 +33,8 @@ class TargetConf:
     ``scope``: :data:`SCOPES`; whole layers run through the memory system with the first
     data set of ``data`` and every output element compared (how many at once: ``run.jobs``,
     ``run.ray_address``). ``library`` ... ``pnr``: the ``asic`` target's standard-cell flow;
-    ``device``, ``fpga_top``: the ``fpga`` target's part and what it places.
+    ``device``, ``fpga_top``, ``fpga_seeds``: the ``fpga`` target's part, what it places and how many
+    placement seeds it tries.
     """
 
     name: str = "verilator"
@@ -44,6 +47,7 @@ class TargetConf:
     pnr: bool = False  # asic: also place and route the array (graywolf, qrouter) and time it again (minutes)
     device: str = "ecp5-85f"  # fpga: the part (lego_build.targets.fpga_parts.PARTS, checked by the target)
     fpga_top: str = "soc"  # fpga: ASIC_TOPS, what is placed (out of context)
+    fpga_seeds: int = 1  # fpga: place and route with seeds seed .. seed + fpga_seeds - 1, keep the fastest
     waveform: bool = False
     seed: int = 1
     data: List[str] = field(default_factory=lambda: list(GENERATED))
@@ -67,6 +71,12 @@ class TargetConf:
         check_choice("target", "scope", self.scope, SCOPES)
         check_choice("target", "asic_top", self.asic_top, tuple(ASIC_TOPS))
         check_choice("target", "fpga_top", self.fpga_top, tuple(ASIC_TOPS))
+        if not 1 <= self.fpga_seeds <= MAX_FPGA_SEEDS or isinstance(self.fpga_seeds, bool):
+            raise ConfigError(f"target.fpga_seeds={self.fpga_seeds}: must be how many placement seeds to try, "
+                              f"1 to {MAX_FPGA_SEEDS}, e.g. target.fpga_seeds=3")
+        if self.fpga_seeds > 1 and self.flow != "fpga":
+            raise ConfigError(f"target.fpga_seeds={self.fpga_seeds}: only target.flow=fpga places with seeds (this is "
+                              f"{self.flow}); use target=fpga target.fpga_seeds={self.fpga_seeds}")
         if self.pnr and self.flow != "asic":
             raise ConfigError(f"target.pnr=true: only target.flow=asic places and routes (this is {self.flow}); "
                               "use target=asic target.pnr=true")

@@ -301,8 +301,8 @@ def mk_rmw_pipe(bits: int, addr_bits: int) -> Module:
     just ahead (``k = 1``) in D, from ``wdata`` where that request's sum has just been registered
     (D is a 2:1 choice and the adder: an accumulation into one address every cycle runs through
     it); ``k = 2`` in C, from ``wdata``; ``k = 3, 4`` from ``fwd_c``, registered in B from
-    ``wdata`` or ``sum_e``. The addresses are compared in A (``addr`` against those of the
-    requests then in B, C, D and W, registered), the enables and halves in B, where the old
+    ``wdata`` or ``sum_e``. The addresses are compared in A, two bits per LUT (``addr`` against
+    those of the requests then in B, C, D and W, registered, ANDed in B), the enables and halves in B, where the old
     word's choice becomes three binary selects and a clear (no ``acc``): in C a 2:1 choice per
     pair, one behind them, and the clear as ``old_d``'s synchronous reset (on the GW1NR-9 an
     AND-OR of five words under one-hot selects was the default 4x4's worst path, 141.6 MHz)."""

